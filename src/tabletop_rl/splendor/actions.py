@@ -67,7 +67,8 @@ def kind(action: int) -> str:
         (R.RESERVE_DECK, "reserve"), (R.BUY, "reserve_deck"), (R.BUY_RESERVED, "buy"),
         (R.CHOOSE_NOBLE, "buy_reserved"), (R.RETURN_TOKEN, "noble"), (R.PASS, "return"), (R.NUM_ACTIONS, "pass"),
     )
-    for end, label in bounds:
-        if action < end:
-            return label
+    if 0 <= action:
+        for end, label in bounds:
+            if action < end:
+                return label
     raise ValueError(f"action id {action} is out of range 0..{NUM_ACTIONS - 1}")

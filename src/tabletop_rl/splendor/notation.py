@@ -281,6 +281,15 @@ def _check_phase(state: np.ndarray, n: int, nobles: np.ndarray) -> None:
         _fail("final_round", f"player {high[0]} has 15+ points, so the final round has begun")
     if state[R.FINAL_ROUND] and not high:
         _fail("final_round", "true but no player has 15 points")
+    if state[R.FINAL_ROUND] and phase != R.MAIN and state[R.CURRENT] == state[R.START]:
+        _fail("phase", "the final round is over once play is back at start_player, so the phase must be 'main'")
+    for q in range(n):
+        if q != p and R.tokens_held(state, q) > R.TOKEN_LIMIT:
+            _fail(f"players[{q}].tokens", f"{int(R.tokens_held(state, q))} tokens; only the player to act "
+                                          "may hold more than 10")
+        for nb in player_nobles(state, q):
+            if not R.noble_qualifies(state, q, nb, nobles):
+                _fail(f"players[{q}].nobles", f"noble {nb} needs bonuses player {q} does not have")
 
 
 def status_of(state: np.ndarray) -> int:

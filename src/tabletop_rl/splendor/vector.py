@@ -1,0 +1,308 @@
+"""SplendorVectorEnv: many games stepped inside numba, one learning seat per game.
+
+A native ``gymnasium.vector.VectorEnv`` (autoreset in the same step, gymnasium's ``SAME_STEP`` mode).
+Each ``step`` applies the learner's actions, then plays the other seats inside numba (``random`` or
+``greedy``) or through a batched Python hook, then writes observations and masks into preallocated
+arrays. ``to_sb3()`` adapts it to stable-baselines3's ``VecEnv`` for MaskablePPO.
+
+>>> env = SplendorVectorEnv(num_envs=4, opponent="random")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, info["action_mask"].shape
+((4, 312), (4, 72))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numba import njit, prange
+
+from . import rules as R
+from .game import IllegalActionError, SplendorGame
+from .observe import encode_into, observation_size
+from .policies import DEFAULT_GREEDY_WEIGHTS, greedy_action
+
+RANDOM, GREEDY, EXTERNAL = 0, 1, 2
+OPPONENT_KINDS = {"random": RANDOM, "greedy": GREEDY}
+READY, WAITING = 0, 1
+
+#: An opponent hook: ``(observations[k, obs], masks[k, 72] bool, seats[k]) -> actions[k]``.
+OpponentHook = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@njit(cache=True)
+def episode_seat(state, seat_option):
+    """The learner's seat for a new game: ``seat_option`` if >= 0, else drawn from the game's RNG."""
+    if seat_option >= 0:
+        return seat_option
+    return random_seat(state)
+
+
+@njit(cache=True)
+def random_seat(state):
+    return R.random_below(state, state[R.NUM_PLAYERS])
+
+
+@njit(cache=True)
+def terminal_reward(state, seat):
+    """Zero-sum end reward: winners share +1, losers share -1; 0 for a truncation or an all-way tie."""
+    if state[R.STATUS] != R.OVER:
+        return 0.0
+    n = state[R.NUM_PLAYERS]
+    won = np.zeros(R.MAX_PLAYERS, np.int8)
+    R.winners_into(state, won)
+    k = 0
+    for p in range(n):
+        k += won[p]
+    if k == n:
+        return 0.0
+    return 1.0 / k if won[seat] else -1.0 / (n - k)
+
+
+@njit(cache=True)
+def _opponent_move(state, kind, cards, nobles, weights, mask, scratch):
+    if kind == GREEDY:
+        R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, scratch), cards, nobles)
+    else:
+        R.random_step(state, cards, nobles, mask)
+
+
+@njit(cache=True)
+def _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch):
+    """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
+    state = states[i]
+    while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seats[i]:
+        kind = opponents[i]
+        if kind == EXTERNAL:
+            return WAITING
+        _opponent_move(state, kind, cards, nobles, weights, mask, scratch)
+    return READY
+
+
+@njit(cache=True)
+def _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
+                  truncated, done_now, final_obs, mask, scratch):
+    if _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch) == WAITING:
+        return WAITING
+    state = states[i]
+    if state[R.STATUS] != R.PLAYING and not done_now[i]:
+        done_now[i] = True
+        rewards[i] += terminal_reward(state, seats[i])
+        terminated[i] = state[R.STATUS] == R.OVER
+        truncated[i] = state[R.STATUS] == R.TRUNCATED
+        encode_into(state, seats[i], cards, nobles, final_obs[i])
+        seed = R.random_below(state, 1 << 62)
+        n = state[R.NUM_PLAYERS]
+        cap = R.get_wide(state, R.MAX_PLIES)
+        R.reset_state(state, seed, n, cap)
+        seats[i] = episode_seat(state, seat_option)
+        return _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch)
+    return READY
+
+
+@njit(cache=True, parallel=True)
+def progress(states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated, truncated,
+             done_now, final_obs, waiting, scratch):
+    """Advance every game to its learner's turn (finishing and resetting ended games once); return the
+    number of games waiting for an external opponent's move (flagged in ``waiting``)."""
+    count = 0
+    for i in prange(states.shape[0]):
+        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+        w = _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards,
+                          terminated, truncated, done_now, final_obs, mask, scratch[i])
+        waiting[i] = w == WAITING
+        count += w == WAITING
+    return count
+
+
+@njit(cache=True, parallel=True)
+def write_views(states, seats, cards, nobles, obs, masks):
+    """Observations and masks of every game from its learner's seat."""
+    for i in prange(states.shape[0]):
+        encode_into(states[i], seats[i], cards, nobles, obs[i])
+        R.legal_mask(states[i], cards, nobles, masks[i])
+
+
+@njit(cache=True, parallel=True)
+def views_of_movers(states, index, cards, nobles, obs, masks):
+    """Observations and masks of the games in ``index`` from the seat to act."""
+    for k in prange(index.shape[0]):
+        state = states[index[k]]
+        encode_into(state, state[R.CURRENT], cards, nobles, obs[k])
+        R.legal_mask(state, cards, nobles, masks[k])
+
+
+@njit(cache=True)
+def apply_checked(states, index, actions, cards, nobles, masks):
+    """Apply ``actions[k]`` to game ``index[k]`` where ``masks[k]`` allows it; -1 if all were legal, else
+    the position ``k`` of the first illegal action (then nothing was applied)."""
+    for k in range(index.shape[0]):
+        a = actions[k]
+        if a < 0 or a >= R.NUM_ACTIONS or not masks[k, a]:
+            return k
+    for k in range(index.shape[0]):
+        R.apply_action(states[index[k]], actions[k], cards, nobles)
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def reset_games(states, seeds, num_players, max_plies, seats, seat_option):
+    for i in prange(states.shape[0]):
+        R.reset_state(states[i], seeds[i], num_players, max_plies)
+        seats[i] = episode_seat(states[i], seat_option)
+
+
+def _kind(opponent: str | OpponentHook) -> int:
+    if callable(opponent):
+        return EXTERNAL
+    if opponent not in OPPONENT_KINDS:
+        raise ValueError(f"opponent must be 'random', 'greedy' or a callable hook, got {opponent!r}")
+    return OPPONENT_KINDS[opponent]
+
+
+class SplendorVectorEnv(VectorEnv):
+    """``num_envs`` Splendor games, one learning seat each; the other seats are played by ``opponent``.
+
+    ``opponent``: ``"random"``, ``"greedy"`` (both inside numba) or a hook
+    ``(observations, masks, seats) -> actions`` called once per round of waiting games (batched).
+    ``seat``: ``"random"`` (drawn per episode from the game's seed) or a fixed seat index.
+    Rewards: the zero-sum end reward of the learning seat (winners share +1, losers share -1).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        if seat != "random" and (isinstance(seat, bool) or seat not in range(num_players)):
+            raise ValueError(f"seat must be 'random' or 0..{num_players - 1}, got {seat!r}")
+        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 10):
+            raise ValueError(f"max_plies must be an integer >= 10 or None, got {max_plies!r}")
+        self.num_envs = num_envs
+        self.num_players = num_players
+        self.max_plies = -1 if max_plies is None else max_plies
+        self.seat_option = -1 if seat == "random" else int(seat)
+        self.hook: OpponentHook | None = opponent if callable(opponent) else None
+        self.opponents = np.full(num_envs, _kind(opponent), np.int64)
+        size = observation_size(num_players)
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.single_action_space = gym.spaces.Discrete(R.NUM_ACTIONS)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self._cards, self._nobles = R.tables()
+        self.greedy_weights = np.asarray(DEFAULT_GREEDY_WEIGHTS, np.float64)
+        self.states = R.new_states(num_envs)
+        self.seats = np.zeros(num_envs, np.int64)
+        self._obs = np.zeros((num_envs, size), np.float32)
+        self._masks = np.zeros((num_envs, R.NUM_ACTIONS), np.bool_)
+        self._final_obs = np.zeros((num_envs, size), np.float32)
+        self._rewards = np.zeros(num_envs, np.float64)
+        self._terminated = np.zeros(num_envs, np.bool_)
+        self._truncated = np.zeros(num_envs, np.bool_)
+        self._done_now = np.zeros(num_envs, np.bool_)
+        self._waiting = np.zeros(num_envs, np.bool_)
+        self._scratch = R.new_states(num_envs)
+        self._all = np.arange(num_envs)
+        self._started = False
+
+    # --- gymnasium API -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start every game. ``options={"position": <JSON position>}`` starts all games from a position."""
+        super().reset(seed=seed)
+        base = int(self.np_random.integers(0, 1 << 62)) if seed is None else int(seed)
+        seeds = base + np.arange(self.num_envs, dtype=np.int64)  # game i is SplendorGame(seed=base + i)
+        reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
+        if options and "position" in options:
+            self._load_position(options["position"], seeds)
+        self._done_now[:] = False
+        self._rewards[:] = 0.0
+        self._run_opponents()
+        self._started = True
+        return self._views()
+
+    def step(self, actions):
+        """Apply the learners' actions (every one must be legal) and play on to each learner's next turn."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions, np.int64).reshape(-1)
+        if actions.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
+        bad = apply_checked(self.states, self._all, actions, self._cards, self._nobles, self._masks)
+        if bad >= 0:
+            raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
+        self._rewards[:] = 0.0
+        self._terminated[:] = False
+        self._truncated[:] = False
+        self._done_now[:] = False
+        self._run_opponents()
+        obs, info = self._views()
+        if self._done_now.any():
+            final = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(self._done_now):
+                final[i] = self._final_obs[i].copy()
+            info["final_obs"] = final
+            info["_final_obs"] = self._done_now.copy()
+        return obs, self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), info
+
+    def action_masks(self) -> np.ndarray:
+        """``bool[num_envs, 72]``: the legal moves of each learner (what MaskablePPO asks for)."""
+        return self._masks.copy()
+
+    def set_opponents(self, kinds: np.ndarray) -> None:
+        """Per-game opponent kinds (0 random, 1 greedy, 2 external hook), e.g. for an opponent pool."""
+        kinds = np.asarray(kinds, np.int64)
+        if kinds.shape != (self.num_envs,) or kinds.min() < 0 or kinds.max() > EXTERNAL:
+            raise ValueError("kinds must be num_envs values in 0..2")
+        if (kinds == EXTERNAL).any() and self.hook is None:
+            raise ValueError("an external opponent needs a hook: set env.hook first")
+        self.opponents[:] = kinds
+
+    def to_sb3(self):
+        """This env as a stable-baselines3 ``VecEnv`` (needs the ``[train]`` extra)."""
+        from .sb3 import SB3SplendorVecEnv
+
+        return SB3SplendorVecEnv(self)
+
+    # --- internals ----------------------------------------------------------------------
+    def _run_opponents(self) -> None:
+        while progress(self.states, self.seats, self.seat_option, self.opponents, self._cards, self._nobles,
+                       self.greedy_weights, self._rewards, self._terminated, self._truncated, self._done_now,
+                       self._final_obs, self._waiting, self._scratch):
+            index = np.flatnonzero(self._waiting)
+            obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
+            masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
+            views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+            actions = np.asarray(self.hook(obs, masks, self.states[index, R.CURRENT].astype(np.int64)), np.int64)
+            if actions.shape != (len(index),):
+                raise ValueError(f"opponent hook returned shape {actions.shape}, expected ({len(index)},)")
+            bad = apply_checked(self.states, index, actions, self._cards, self._nobles, masks)
+            if bad >= 0:
+                raise ValueError(f"opponent hook chose illegal action {actions[bad]} in env {index[bad]}")
+
+    def _views(self):
+        write_views(self.states, self.seats, self._cards, self._nobles, self._obs, self._masks)
+        return self._obs.copy(), {"action_mask": self._masks.copy()}
+
+    def _load_position(self, position: Any, seeds: np.ndarray) -> None:
+        from .notation import position_from_json
+
+        row = position_from_json(position)
+        if int(row[R.NUM_PLAYERS]) != self.num_players:
+            raise ValueError(f"position has {int(row[R.NUM_PLAYERS])} players, this env has {self.num_players}")
+        self.states[:] = row
+        for i in range(self.num_envs):
+            R.seed_rng(self.states[i], int(seeds[i]))
+            self.seats[i] = episode_seat(self.states[i], self.seat_option)
+
+
+def _why_illegal(state: np.ndarray, action: int) -> str:
+    if not 0 <= action < R.NUM_ACTIONS:
+        return f"action {action} is out of range 0..{R.NUM_ACTIONS - 1}"
+    return SplendorGame._from_state(state.copy()).explain_illegal(action)

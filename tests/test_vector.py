@@ -1,0 +1,157 @@
+"""SplendorVectorEnv: batched stepping, autoreset, rewards, hooks, and the SB3 adapter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.splendor import rules as R
+from tabletop_rl.splendor.game import IllegalActionError
+from tabletop_rl.splendor.observe import observe
+from tabletop_rl.splendor.vector import SplendorVectorEnv
+
+
+def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+def play(env: SplendorVectorEnv, steps: int, seed: int = 0):
+    """Random legal play; yields each step's outputs."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    for _ in range(steps):
+        out = env.step(random_actions(info["action_mask"], rng))
+        info = out[4]
+        yield out
+
+
+def test_reset_deals_game_i_as_splendor_game_seed_plus_i():
+    env = SplendorVectorEnv(num_envs=3, seat=0)
+    obs, info = env.reset(seed=100)
+    for i in range(3):
+        g = SplendorGame(2, seed=100 + i)
+        np.testing.assert_array_equal(obs[i], observe(g.state, 0))
+        np.testing.assert_array_equal(info["action_mask"][i], g.legal_mask())
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_learner_always_on_turn_and_masks_legal(players):
+    env = SplendorVectorEnv(num_envs=16, num_players=players)
+    ends = 0
+    for obs, rewards, term, trunc, info in play(env, 400):
+        assert obs.dtype == np.float32 and obs.shape == (16, env.single_observation_space.shape[0])
+        assert (env.states[:, R.CURRENT] == env.seats).all()
+        assert info["action_mask"].any(axis=1).all()
+        ends += int((term | trunc).sum())
+    assert ends > 0
+
+
+def test_end_rewards_are_zero_sum_and_final_obs_given():
+    env = SplendorVectorEnv(num_envs=32, seat="random")
+    totals = {"win": 0, "loss": 0}
+    for _obs, rewards, term, trunc, info in play(env, 300, seed=3):
+        done = term | trunc
+        assert (rewards[~done] == 0).all()
+        if done.any():
+            assert info["_final_obs"].tolist() == done.tolist()
+            for i in np.flatnonzero(done):
+                assert info["final_obs"][i].shape == env.single_observation_space.shape
+                assert rewards[i] in (-1.0, 0.0, 1.0)
+            totals["win"] += int((rewards == 1).sum())
+            totals["loss"] += int((rewards == -1).sum())
+    assert totals["win"] > 0 and totals["loss"] > 0
+
+
+def test_same_seed_same_trajectory_regardless_of_threads():
+    import numba
+
+    def run():
+        return [(o.copy(), r.copy()) for o, r, *_ in play(SplendorVectorEnv(num_envs=8), 150, seed=5)]
+
+    first = run()
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        second = run()
+    finally:
+        numba.set_num_threads(threads)
+    for (o1, r1), (o2, r2) in zip(first, second):
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+
+
+def test_illegal_action_raises_and_applies_nothing():
+    env = SplendorVectorEnv(num_envs=4, seat=0)
+    obs, info = env.reset(seed=1)
+    before = env.states.copy()
+    actions = random_actions(info["action_mask"], np.random.default_rng(0))
+    actions[2] = R.PASS  # never legal at the start
+    with pytest.raises(IllegalActionError, match="env 2: pass"):
+        env.step(actions)
+    np.testing.assert_array_equal(env.states, before)
+    actions[2] = 99
+    with pytest.raises(IllegalActionError, match="out of range"):
+        env.step(actions)
+
+
+def test_external_hook_plays_the_other_seats():
+    calls = []
+
+    def hook(obs, masks, seats):
+        calls.append(len(seats))
+        assert masks.any(axis=1).all()
+        return masks.argmax(axis=1)  # lowest legal id: a deterministic, legal policy
+
+    env = SplendorVectorEnv(num_envs=6, opponent=hook, seat=1)
+    list(play(env, 50))
+    assert calls and max(calls) <= 6
+    assert (env.states[:, R.CURRENT] == 1).all()
+
+
+def test_bad_arguments_are_one_line_errors():
+    with pytest.raises(ValueError, match="opponent"):
+        SplendorVectorEnv(4, opponent="strong")
+    with pytest.raises(ValueError, match="num_players"):
+        SplendorVectorEnv(4, num_players=5)
+    with pytest.raises(ValueError, match="seat"):
+        SplendorVectorEnv(4, seat=2)
+    with pytest.raises(ValueError, match="num_envs"):
+        SplendorVectorEnv(0)
+    env = SplendorVectorEnv(4)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="expected 4 actions"):
+        env.step(np.zeros(3, np.int64))
+
+
+def test_reset_from_position():
+    g = SplendorGame(2, seed=9)
+    for a in ("take:white,blue,green", "take:red,black,green"):
+        g.step(a)
+    env = SplendorVectorEnv(num_envs=2, seat=0)
+    obs, _ = env.reset(seed=0, options={"position": g.to_json()})
+    np.testing.assert_array_equal(obs[0], observe(g.state, 0))
+    with pytest.raises(ValueError, match="3 players"):
+        SplendorVectorEnv(2, num_players=3).reset(options={"position": g.to_json()})
+
+
+def test_greedy_opponent_runs_inside_numba():
+    env = SplendorVectorEnv(num_envs=8, opponent="greedy")
+    ends = sum(int((t | u).sum()) for _, _, t, u, _ in play(env, 300))
+    assert ends > 0
+
+
+@pytest.mark.train
+def test_maskable_ppo_trains_on_the_sb3_adapter():
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    venv = SplendorVectorEnv(num_envs=16).to_sb3()
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=256, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=2048)
+    assert model.num_timesteps >= 2048
+    obs = venv.reset()
+    actions, _ = model.predict(obs, action_masks=venv.action_masks())
+    assert venv.action_masks()[np.arange(16), actions].all()
