@@ -109,7 +109,7 @@ def _assert_illegal_changes_nothing(game: SplendorGame, action: int | str) -> No
     assert game.state.tobytes() == state and (game.legal_mask() == mask).all(), action
 
 
-@MODEST
+@settings(max_examples=20, deadline=None)  # each game tries ~60 illegal actions per ply, with explanations
 @given(GAMES)
 def test_every_illegal_action_raises_and_changes_nothing(game_args: tuple[int, int, int]) -> None:
     for game in random_game(*game_args):

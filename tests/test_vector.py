@@ -39,7 +39,7 @@ def test_reset_deals_game_i_as_splendor_game_seed_plus_i():
 def test_learner_always_on_turn_and_masks_legal(players):
     env = SplendorVectorEnv(num_envs=16, num_players=players)
     ends = 0
-    for obs, rewards, term, trunc, info in play(env, 400):
+    for obs, _rewards, term, trunc, info in play(env, 400):
         assert obs.dtype == np.float32 and obs.shape == (16, env.single_observation_space.shape[0])
         assert (env.states[:, R.CURRENT] == env.seats).all()
         assert info["action_mask"].any(axis=1).all()

@@ -14,7 +14,6 @@ tokens, choosing a noble) are further steps of the same agent.
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from pettingzoo.utils import wrappers
 from . import rules as R
 from .actions import NUM_ACTIONS, to_action_id
 from .game import IllegalActionError, SplendorGame
-from .observe import PLY_SCALE, encode_into, observation_layout, observation_size
+from .observe import encode_into, observation_box, observation_size
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
 REWARD_MODES = ("sparse", "dense")
@@ -48,41 +47,6 @@ def splendor_env(num_players: int = 2, render_mode: str | None = None,
     return wrappers.OrderEnforcingWrapper(env)
 
 
-@lru_cache(maxsize=None)
-def _observation_high(num_players: int) -> np.ndarray:
-    cards, nobles = R.tables()
-    gems = [R.GEMS_PER_COLOUR[num_players]] * 5 + [R.GOLD_TOKENS]
-    card = [1, 3, 1, 1, 1, 1, 1, cards[:, R.CARD_POINTS].max(), *cards[:, R.CARD_COST:].max(axis=0)]
-    table_nobles = num_players + 1
-    highs = {
-        "bank": gems, "tokens": gems,
-        "bonuses": np.bincount(cards[:, R.CARD_BONUS], minlength=5),
-        "points": [cards[:, R.CARD_POINTS].sum() + R.NOBLE_POINTS * table_nobles],
-        "cards_bought": [R.NUM_CARDS], "nobles_taken": [table_nobles],
-        "reserved_count": [R.MAX_RESERVED], "hidden_reserved": [R.MAX_RESERVED],
-        "reserved": card, "market": card, "noble": [1, *nobles.max(axis=0)],
-        "deck_sizes": R.LEVEL_SIZE, "phase": [1, 1, 1], "final_round": [1],
-        # ply / max_plies is at most 1; with no cap the encoder divides by PLY_SCALE instead
-        "ply": [R.MAX_PLY_VALUE / PLY_SCALE], "start_player": [1] * num_players,
-    }
-    # "player[0].reserved[1]" -> "reserved", "market[1.0]" -> "market"
-    parts = [np.asarray(highs[name.rsplit("].", 1)[-1].split("[")[0]], np.float32)
-             for name in observation_layout(num_players)]
-    high = np.concatenate(parts)
-    assert high.shape == (observation_size(num_players),), "bounds table out of step with observe.py"
-    return high
-
-
-def observation_box(num_players: int = 2) -> spaces.Box:
-    """A fresh ``Box`` (float32) for one observation vector, with a true upper bound for every field.
-
-    >>> observation_box(2).shape
-    (312,)
-    """
-    high = _observation_high(num_players)
-    return spaces.Box(np.zeros_like(high), high.copy(), dtype=np.float32)
-
-
 def end_rewards(game: SplendorGame) -> list[float]:
     """Zero-sum end rewards per seat: winners share +1, losers share -1; all 0 when everyone won,
     while playing, and after a truncation.
@@ -90,15 +54,20 @@ def end_rewards(game: SplendorGame) -> list[float]:
     >>> g = SplendorGame(3, seed=0); end_rewards(g)
     [0.0, 0.0, 0.0]
     """
-    winners, n = game.winners, game.num_players
-    if not winners or len(winners) == n:
-        return [0.0] * n
-    return [1.0 / len(winners) if p in winners else -1.0 / (n - len(winners)) for p in range(n)]
+    return [float(R.end_reward(game.state, p)) for p in range(game.num_players)]
 
 
-def _check_choice(value: Any, name: str, choices: tuple) -> None:
+def check_choice(value: Any, name: str, choices: tuple) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
+
+def check_env_arguments(num_players: int, max_plies: int | None, render_mode: str | None,
+                        reward: str) -> None:
+    """``ValueError`` naming the first bad constructor argument shared by the Splendor envs."""
+    SplendorGame(num_players, seed=0, max_plies=max_plies)  # checks num_players and max_plies
+    check_choice(render_mode, "render_mode", (None, *RENDER_MODES))
+    check_choice(reward, "reward", REWARD_MODES)
 
 
 def load_position(position: dict | str, num_players: int, seed: int) -> SplendorGame:
@@ -124,7 +93,7 @@ def next_seed(seed: int | None, previous: SplendorGame | None) -> int:
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        return int(seed)
+        return int(seed) & ((1 << 63) - 1)  # as SplendorGame folds large seeds
     if previous is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
     return int(R.random_below(previous.state, _NEXT_SEED_BOUND))
@@ -137,7 +106,9 @@ def new_game(num_players: int, max_plies: int | None, seed: int | None, previous
     Other option keys are ignored with a warning (PettingZoo's api_test passes unknown options).
     """
     game_seed = next_seed(seed, previous)
-    options = options or {}
+    options = {} if options is None else options
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be a dict such as {{'position': ...}} or None, got {options!r}")
     unknown = sorted(set(options) - {"position"})
     if unknown:
         warnings.warn(f"ignoring unknown reset option(s) {unknown}; the only option is 'position'",
@@ -185,11 +156,7 @@ class raw_env(AECEnv):
                  max_plies: int | None = R.DEFAULT_MAX_PLIES, reward: str = "sparse",
                  render_viewer: int | None = None) -> None:
         super().__init__()
-        if isinstance(num_players, bool) or num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-        if render_mode is not None:
-            _check_choice(render_mode, "render_mode", RENDER_MODES)
-        _check_choice(reward, "reward", REWARD_MODES)
+        check_env_arguments(num_players, max_plies, render_mode, reward)
         _check_viewer(render_viewer, num_players)
         self.num_players = num_players
         self.render_mode = render_mode
@@ -208,7 +175,6 @@ class raw_env(AECEnv):
         self._obs_size = observation_size(num_players)
         self._cards, self._nobles = R.tables()
         self.game: SplendorGame | None = None
-        SplendorGame(num_players, seed=0, max_plies=max_plies)  # bad max_plies fails here, not at reset
 
     # --- spaces ---------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -245,7 +211,7 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | str) -> None:
-        """Play ``action`` (id, numpy integer or name) for ``agent_selection``; ``None`` for a finished agent."""
+        """Play ``action`` (id, numpy integer or name) for ``agent_selection``; ``None`` once it is done."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -274,7 +240,7 @@ class raw_env(AECEnv):
     def _finish(self) -> None:
         """Hand out end rewards and mark every agent terminated (rules) or truncated (ply cap)."""
         truncated = self.game.is_truncated
-        for agent, reward in zip(self.possible_agents, end_rewards(self.game)):
+        for agent, reward in zip(self.possible_agents, end_rewards(self.game), strict=True):
             self.rewards[agent] += reward
             self._cumulative_rewards[agent] += reward
             self.terminations[agent] = not truncated

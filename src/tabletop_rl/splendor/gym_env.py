@@ -21,7 +21,8 @@ from .actions import NUM_ACTIONS, to_action_id
 from .env import (
     DENSE_POINT_SCALE,
     RENDER_MODES,
-    REWARD_MODES,
+    check_choice,
+    check_env_arguments,
     end_rewards,
     new_game,
     observation_box,
@@ -101,15 +102,10 @@ class SplendorGymEnv(gym.Env):
     def __init__(self, opponent: str | OpponentFn | Any = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
                  illegal: str = "raise", reward: str = "sparse", render_mode: str | None = None) -> None:
-        if isinstance(num_players, bool) or num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        check_env_arguments(num_players, max_plies, render_mode, reward)
+        check_choice(illegal, "illegal", ILLEGAL_MODES)
         if seat != "random" and (isinstance(seat, bool) or seat not in range(num_players)):
             raise ValueError(f"seat must be 'random' or a seat 0..{num_players - 1}, got {seat!r}")
-        for value, name, choices in ((illegal, "illegal", ILLEGAL_MODES), (reward, "reward", REWARD_MODES),
-                                     (render_mode, "render_mode", (None, *RENDER_MODES))):
-            if value not in choices:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-        SplendorGame(num_players, seed=0, max_plies=max_plies)  # bad max_plies fails here, not at reset
         self.num_players, self.max_plies, self.seat_option = num_players, max_plies, seat
         self.illegal, self.reward_mode, self.render_mode = illegal, reward, render_mode
         self.observation_space = observation_box(num_players)
@@ -135,6 +131,7 @@ class SplendorGymEnv(gym.Env):
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal a game (or load ``options["position"]``) and play the opponents up to the learner's turn."""
         super().reset(seed=seed)
+        self._done = True  # until this reset has succeeded
         self.game = new_game(self.num_players, self.max_plies, seed, self.game, options)
         self._state, self._mask = self.game.state, self.game._mask  # the game keeps its mask current
         # the seat comes first from the playout RNG, as in the vector env, so both deal alike
@@ -148,6 +145,8 @@ class SplendorGymEnv(gym.Env):
             raise ValueError(f"the game ended before seat {self.seat} could act (position at its end or "
                              f"max_plies too small)")
         self._done = False
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), {"action_mask": self._mask.astype(np.int8)}
 
     def step(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -207,7 +206,7 @@ class SplendorGymEnv(gym.Env):
             self._opponent_move(int(state[R.CURRENT]))
 
     def _opponent_move(self, p: int) -> None:
-        """One move by the policy at seat ``p``; search policies get a determinised copy as ``info["game"]``."""
+        """One move by the policy at seat ``p``; ``info["game"]`` is a copy determinised for ``p``."""
         game = self.game
         info = {"seat": p, "game": game.determinize(p, int(self.np_random.integers(1 << 62)))}
         choice = _opponent_act(self._policies[p])(self._observation(p), self._mask.copy(), info)

@@ -12,9 +12,10 @@ An opponent's blind-reserved card appears only in their ``hidden_reserved`` coun
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+from gymnasium import spaces
 from numba import njit
 
 from . import rules as R
@@ -25,7 +26,7 @@ NOBLE_FEATURES = 6  # present, requirement (5)
 PLY_SCALE = 1000.0  # ply is given as ply / max_plies, or ply / PLY_SCALE when there is no cap
 
 
-@lru_cache(maxsize=None)
+@cache
 def observation_layout(num_players: int = 2) -> dict[str, slice]:
     """Field name -> slice of the observation vector, in order (see docs/observations.md).
 
@@ -120,3 +121,38 @@ def observe(state: np.ndarray, viewer: int) -> np.ndarray:
     out = np.empty(observation_size(int(state[R.NUM_PLAYERS])), np.float32)
     encode_into(state, viewer, cards, nobles, out)
     return out
+
+
+@cache
+def _observation_high(num_players: int) -> np.ndarray:
+    cards, nobles = R.tables()
+    gems = [R.GEMS_PER_COLOUR[num_players]] * 5 + [R.GOLD_TOKENS]
+    card = [1, 3, 1, 1, 1, 1, 1, cards[:, R.CARD_POINTS].max(), *cards[:, R.CARD_COST:].max(axis=0)]
+    table_nobles = num_players + 1
+    highs = {
+        "bank": gems, "tokens": gems,
+        "bonuses": np.bincount(cards[:, R.CARD_BONUS], minlength=5),
+        "points": [cards[:, R.CARD_POINTS].sum() + R.NOBLE_POINTS * table_nobles],
+        "cards_bought": [R.NUM_CARDS], "nobles_taken": [table_nobles],
+        "reserved_count": [R.MAX_RESERVED], "hidden_reserved": [R.MAX_RESERVED],
+        "reserved": card, "market": card, "noble": [1, *nobles.max(axis=0)],
+        "deck_sizes": R.LEVEL_SIZE, "phase": [1, 1, 1], "final_round": [1],
+        # ply / max_plies is at most 1; with no cap the encoder divides by PLY_SCALE instead
+        "ply": [R.MAX_PLY_VALUE / PLY_SCALE], "start_player": [1] * num_players,
+    }
+    # "player[0].reserved[1]" -> "reserved", "market[1.0]" -> "market"
+    parts = [np.asarray(highs[name.rsplit("].", 1)[-1].split("[")[0]], np.float32)
+             for name in observation_layout(num_players)]
+    high = np.concatenate(parts)
+    assert high.shape == (observation_size(num_players),), "bounds table out of step with observe.py"
+    return high
+
+
+def observation_box(num_players: int = 2) -> spaces.Box:
+    """A fresh ``Box`` (float32) for one observation vector, with a true upper bound for every field.
+
+    >>> observation_box(2).shape
+    (312,)
+    """
+    high = _observation_high(num_players)
+    return spaces.Box(np.zeros_like(high), high.copy(), dtype=np.float32)

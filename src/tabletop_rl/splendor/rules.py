@@ -536,6 +536,23 @@ def winners_into(state, out):
             out[p] = 1
 
 
+@njit(cache=True)
+def end_reward(state, seat):
+    """Zero-sum end reward of ``seat``: winners share +1, losers share -1; 0 while playing, after a
+    truncation, and when every player won."""
+    if state[STATUS] != OVER:
+        return 0.0
+    n = state[NUM_PLAYERS]
+    won = np.zeros(MAX_PLAYERS, np.int8)
+    winners_into(state, won)
+    k = 0
+    for p in range(n):
+        k += won[p]
+    if k == n:
+        return 0.0
+    return 1.0 / k if won[seat] else -1.0 / (n - k)
+
+
 # --- random play ---------------------------------------------------------------------
 @njit(cache=True)
 def pick_legal(mask, k):

@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from . import rules as R
 from .game import IllegalActionError, SplendorGame
-from .observe import encode_into, observation_size
+from .observe import encode_into, observation_box, observation_size
 from .policies import DEFAULT_GREEDY_WEIGHTS, greedy_action
 
 RANDOM, GREEDY, EXTERNAL = 0, 1, 2
@@ -45,22 +45,6 @@ def episode_seat(state, seat_option):
 @njit(cache=True)
 def random_seat(state):
     return R.random_below(state, state[R.NUM_PLAYERS])
-
-
-@njit(cache=True)
-def terminal_reward(state, seat):
-    """Zero-sum end reward: winners share +1, losers share -1; 0 for a truncation or an all-way tie."""
-    if state[R.STATUS] != R.OVER:
-        return 0.0
-    n = state[R.NUM_PLAYERS]
-    won = np.zeros(R.MAX_PLAYERS, np.int8)
-    R.winners_into(state, won)
-    k = 0
-    for p in range(n):
-        k += won[p]
-    if k == n:
-        return 0.0
-    return 1.0 / k if won[seat] else -1.0 / (n - k)
 
 
 @njit(cache=True)
@@ -91,7 +75,7 @@ def _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weigh
     state = states[i]
     if state[R.STATUS] != R.PLAYING and not done_now[i]:
         done_now[i] = True
-        rewards[i] += terminal_reward(state, seats[i])
+        rewards[i] += R.end_reward(state, seats[i])
         terminated[i] = state[R.STATUS] == R.OVER
         truncated[i] = state[R.STATUS] == R.TRUNCATED
         encode_into(state, seats[i], cards, nobles, final_obs[i])
@@ -192,7 +176,7 @@ class SplendorVectorEnv(VectorEnv):
         self.hook: OpponentHook | None = opponent if callable(opponent) else None
         self.opponents = np.full(num_envs, _kind(opponent), np.int64)
         size = observation_size(num_players)
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.single_observation_space = observation_box(num_players)
         self.single_action_space = gym.spaces.Discrete(R.NUM_ACTIONS)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)

@@ -1,0 +1,89 @@
+"""Hidden information never reaches an observation: positions that differ only in what a player
+cannot see (deck order, an opponent's blind-reserved card) look byte-identical to that player,
+while the owner of the blind reserve does see the difference (so these tests can fail)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from positions import LEVEL_CARDS, position
+from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.splendor import rules as R
+from tabletop_rl.splendor.env import raw_env
+from tabletop_rl.splendor.gym_env import SplendorGymEnv
+from tabletop_rl.splendor.observe import observe
+
+RESERVE_DECK = range(42, 45)
+
+
+def _two_level1_cards_that_look_different() -> tuple[int, int]:
+    cards, _ = R.tables()
+    x = LEVEL_CARDS[1][0]
+    y = next(c for c in LEVEL_CARDS[1] if not np.array_equal(cards[c], cards[x]))
+    return x, y
+
+
+def _positions_differing_in_hidden_cards(num_players: int) -> tuple[dict, dict, dict]:
+    """A: player 1 blind-reserved x, y tops the level-1 deck. B: x and y swapped.
+    C: A with every deck in reverse order."""
+    x, y = _two_level1_cards_that_look_different()
+    a = position(num_players, reserved={1: [(x, True)]}, decks={1: [y]}, tokens={1: {"gold": 1}})
+    b = position(num_players, reserved={1: [(y, True)]}, decks={1: [x]}, tokens={1: {"gold": 1}})
+    c = position(num_players, reserved={1: [(x, True)]}, decks={1: [y]}, tokens={1: {"gold": 1}})
+    c["decks"] = {level: deck[::-1] for level, deck in c["decks"].items()}
+    return a, b, c
+
+
+def _aec_views(pos: dict) -> dict[str, bytes]:
+    env = raw_env(pos["num_players"])
+    env.reset(options={"position": pos})
+    return {agent: env.observe(agent)["observation"].tobytes() for agent in env.agents}
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_aec_observations_hide_blind_reserves_and_deck_order(n):
+    a, b, c = (_aec_views(pos) for pos in _positions_differing_in_hidden_cards(n))
+    for agent in a:
+        if agent == "player_1":
+            assert a[agent] != b[agent], "the owner must see which card they reserved"
+        else:
+            assert a[agent] == b[agent], f"{agent} can tell which card player_1 reserved blind"
+        assert a[agent] == c[agent], f"{agent} can tell the deck order"
+
+
+def test_gym_observation_hides_an_opponents_blind_reserve():
+    views = []
+    for pos in _positions_differing_in_hidden_cards(2):
+        env = SplendorGymEnv(seat=0)
+        obs, _ = env.reset(seed=0, options={"position": pos})
+        views.append(obs.tobytes())
+    assert views[0] == views[1] == views[2]
+
+
+def _random_game_with_blind_reserves(seed: int, num_players: int, plies: int) -> SplendorGame:
+    """A random game in which blind reserves are frequent (so there is hidden information to leak)."""
+    rng = np.random.default_rng(seed)
+    game = SplendorGame(num_players, seed=seed)
+    for _ in range(plies):
+        legal = game.legal_actions()
+        if not legal:
+            break
+        blind = [a for a in legal if a in RESERVE_DECK]
+        game.step(int(rng.choice(blind if blind and rng.random() < 0.4 else legal)))
+    return game
+
+
+def test_re_dealing_what_a_player_cannot_see_never_changes_their_observation():
+    owner_saw_a_change = 0
+    for seed in range(40):
+        n = 2 + seed % 3
+        game = _random_game_with_blind_reserves(seed, n, plies=10 + seed)
+        for viewer in range(n):
+            other = game.determinize(viewer, seed=1000 + seed)
+            assert observe(other.state, viewer).tobytes() == observe(game.state, viewer).tobytes(), \
+                f"seed {seed}: seat {viewer} sees hidden cards"
+            owner_saw_a_change += sum(
+                observe(other.state, q).tobytes() != observe(game.state, q).tobytes()
+                for q in range(n) if q != viewer)
+    assert owner_saw_a_change > 0, "no re-deal ever changed a blind reserve: the test proves nothing"
