@@ -80,10 +80,10 @@ def test_callable_opponent_moves_for_the_other_seats_and_its_moves_are_played():
     calls = []
 
     def opponent(observation, mask, info):
-        calls.append(info["seat"])
+        calls.append(info["player"])
         assert observation.dtype == np.float32 and mask.dtype == np.bool_
         assert np.array_equal(mask, info["game"].legal_mask())
-        assert info["game"].current_player == info["seat"]
+        assert info["game"].current_player == info["player"]
         moves.append(last_legal(observation, mask, info))
         return moves[-1]
 

@@ -208,7 +208,7 @@ class SplendorGymEnv(gym.Env):
     def _opponent_move(self, p: int) -> None:
         """One move by the policy at seat ``p``; ``info["game"]`` is a copy determinised for ``p``."""
         game = self.game
-        info = {"seat": p, "game": game.determinize(p, int(self.np_random.integers(1 << 62)))}
+        info = {"player": p, "game": game.determinize(p, int(self.np_random.integers(1 << 62)))}
         choice = _opponent_act(self._policies[p])(self._observation(p), self._mask.copy(), info)
         try:
             game.step(to_action_id(choice))
