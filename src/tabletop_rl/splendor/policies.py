@@ -1,7 +1,8 @@
 """Splendor policies: the greedy heuristic (numba), its Python wrapper, and the registry entries.
 
-``greedy_action`` looks one ply ahead: it applies each legal action to a scratch copy and scores the
-result with ``evaluate`` from the mover's seat. It takes arrays and scalars only, so the vector env
+``greedy_action`` looks one ply ahead: it applies each legal action to a scratch copy, plays out the
+mover's sub-steps (token returns, a noble choice) the same way, and scores the result with
+``evaluate`` from the mover's seat. It takes arrays and scalars only, so the vector env
 runs it inside numba for its greedy opponents. It never uses what the mover cannot see: a card drawn
 to refill the market is scored as an empty slot, a card drawn by a blind reserve as an unknown card,
 and opponents' blind reserves as unknown cards (``hide_drawn_card`` and ``UNKNOWN_RESERVED``).
@@ -11,8 +12,8 @@ and opponents' blind reserves as unknown cards (``hide_drawn_card`` and ``UNKNOW
 >>> g = SplendorGame(2, seed=1)
 >>> p = make_policy("greedy")
 >>> a = p.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
->>> g.action_name(a), p.stats.decisions
-
+>>> bool(g.legal_mask()[a]), p.stats.decisions, p.stats.nodes == len(g.legal_actions())
+(True, 1, True)
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ GREEDY_WEIGHT_NAMES = (
     "reach",             # per market or own reserved card: (points + reach_base) * closeness
     "reach_base",        # value added to a card's points in the reach term, so 0-point cards count
     "reserved_points",   # per point of a known reserved card, times its closeness
-    "unknown_reserved",  # per reserved card the viewer cannot see (blind reserve of another seat)
+    "unknown_reserved",  # per reserved card the viewer cannot see (another seat's blind reserve)
     "opponent",          # weight of the best opponent's value, subtracted
     "win",               # a finished game: + for a win (shared or not), - for a loss
 )
@@ -61,8 +62,6 @@ def closeness(state, q, card, cards):
         if lack > 0:
             short += lack
     short = max(0, short - state[b + R.P_TOKENS + R.GOLD])
-    if total == 0:
-        return 1.0
     return 1.0 - short / total
 
 

@@ -88,27 +88,38 @@ def _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weigh
     return READY
 
 
-@njit(cache=True, parallel=True)
-def progress(states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated, truncated,
-             done_now, final_obs, waiting, scratch):
-    """Advance every game to its learner's turn (finishing and resetting ended games once); return the
-    number of games waiting for an external opponent's move (flagged in ``waiting``)."""
-    count = 0
-    for i in prange(states.shape[0]):
-        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
-        w = _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards,
-                          terminated, truncated, done_now, final_obs, mask, scratch[i])
-        waiting[i] = w == WAITING
-        count += w == WAITING
-    return count
+@njit(cache=True)
+def _step_one(i, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
+              truncated, done_now, final_obs, obs, masks, waiting, scratch):
+    """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn and write its view there."""
+    state = states[i]
+    if actions[i] >= 0:
+        R.apply_action(state, actions[i], cards, nobles)
+    mask = masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
+    w = _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
+                      truncated, done_now, final_obs, mask, scratch[i])
+    waiting[i] = w == WAITING
+    if w == READY:
+        encode_into(state, seats[i], cards, nobles, obs[i])
+        R.legal_mask(state, cards, nobles, mask)
+
+
+@njit(cache=True)
+def step_games(index, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
+               terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch):
+    """``_step_one`` for every game in ``index``, one thread."""
+    for k in range(index.shape[0]):
+        _step_one(index[k], states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
+                  terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch)
 
 
 @njit(cache=True, parallel=True)
-def write_views(states, seats, cards, nobles, obs, masks):
-    """Observations and masks of every game from its learner's seat."""
-    for i in prange(states.shape[0]):
-        encode_into(states[i], seats[i], cards, nobles, obs[i])
-        R.legal_mask(states[i], cards, nobles, masks[i])
+def step_games_parallel(index, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
+                        terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch):
+    """``_step_one`` for every game in ``index``, on numba's threads."""
+    for k in prange(index.shape[0]):
+        _step_one(index[k], states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
+                  terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch)
 
 
 @njit(cache=True, parallel=True)
@@ -121,15 +132,12 @@ def views_of_movers(states, index, cards, nobles, obs, masks):
 
 
 @njit(cache=True)
-def apply_checked(states, index, actions, cards, nobles, masks):
-    """Apply ``actions[k]`` to game ``index[k]`` where ``masks[k]`` allows it; -1 if all were legal, else
-    the position ``k`` of the first illegal action (then nothing was applied)."""
-    for k in range(index.shape[0]):
+def first_illegal(actions, masks):
+    """Index of the first action that ``masks`` does not allow (out of range included), or -1."""
+    for k in range(actions.shape[0]):
         a = actions[k]
         if a < 0 or a >= R.NUM_ACTIONS or not masks[k, a]:
             return k
-    for k in range(index.shape[0]):
-        R.apply_action(states[index[k]], actions[k], cards, nobles)
     return -1
 
 
@@ -155,12 +163,15 @@ class SplendorVectorEnv(VectorEnv):
     ``(observations, masks, seats) -> actions`` called once per round of waiting games (batched).
     ``seat``: ``"random"`` (drawn per episode from the game's seed) or a fixed seat index.
     Rewards: the zero-sum end reward of the learning seat (winners share +1, losers share -1).
+    ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
+    machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
-                 seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
+                 seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
+                 parallel: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if num_players not in (2, 3, 4):
@@ -194,6 +205,8 @@ class SplendorVectorEnv(VectorEnv):
         self._waiting = np.zeros(num_envs, np.bool_)
         self._scratch = R.new_states(num_envs)
         self._all = np.arange(num_envs)
+        self._no_actions = np.full(num_envs, -1, np.int64)
+        self._step_games = step_games_parallel if parallel else step_games
         self._started = False
 
     # --- gymnasium API -----------------------------------------------------------------
@@ -207,9 +220,9 @@ class SplendorVectorEnv(VectorEnv):
             self._load_position(options["position"], seeds)
         self._done_now[:] = False
         self._rewards[:] = 0.0
-        self._run_opponents()
+        self._advance(self._no_actions)
         self._started = True
-        return self._views()
+        return self._obs.copy(), {"action_mask": self._masks.copy()}
 
     def step(self, actions):
         """Apply the learners' actions (every one must be legal) and play on to each learner's next turn."""
@@ -218,15 +231,15 @@ class SplendorVectorEnv(VectorEnv):
         actions = np.asarray(actions, np.int64).reshape(-1)
         if actions.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
-        bad = apply_checked(self.states, self._all, actions, self._cards, self._nobles, self._masks)
+        bad = first_illegal(actions, self._masks)
         if bad >= 0:
             raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
         self._rewards[:] = 0.0
         self._terminated[:] = False
         self._truncated[:] = False
         self._done_now[:] = False
-        self._run_opponents()
-        obs, info = self._views()
+        self._advance(actions)
+        obs, info = self._obs.copy(), {"action_mask": self._masks.copy()}
         if self._done_now.any():
             final = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(self._done_now):
@@ -255,24 +268,34 @@ class SplendorVectorEnv(VectorEnv):
         return SB3SplendorVecEnv(self)
 
     # --- internals ----------------------------------------------------------------------
-    def _run_opponents(self) -> None:
-        while progress(self.states, self.seats, self.seat_option, self.opponents, self._cards, self._nobles,
-                       self.greedy_weights, self._rewards, self._terminated, self._truncated, self._done_now,
-                       self._final_obs, self._waiting, self._scratch):
+    def _advance(self, actions: np.ndarray) -> None:
+        """Apply ``actions`` (-1: none) and play every game on to its learner's turn; games waiting for
+        the hook are decided in batches, one call per round, until none waits."""
+        index = self._all
+        while True:
+            self._step_games(index, self.states, actions, self.seats, self.seat_option, self.opponents,
+                             self._cards, self._nobles, self.greedy_weights, self._rewards, self._terminated,
+                             self._truncated, self._done_now, self._final_obs, self._obs, self._masks,
+                             self._waiting, self._scratch)
             index = np.flatnonzero(self._waiting)
-            obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
-            masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
-            views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
-            actions = np.asarray(self.hook(obs, masks, self.states[index, R.CURRENT].astype(np.int64)), np.int64)
-            if actions.shape != (len(index),):
-                raise ValueError(f"opponent hook returned shape {actions.shape}, expected ({len(index)},)")
-            bad = apply_checked(self.states, index, actions, self._cards, self._nobles, masks)
-            if bad >= 0:
-                raise ValueError(f"opponent hook chose illegal action {actions[bad]} in env {index[bad]}")
+            if len(index) == 0:
+                return
+            actions = self._hook_actions(index)
 
-    def _views(self):
-        write_views(self.states, self.seats, self._cards, self._nobles, self._obs, self._masks)
-        return self._obs.copy(), {"action_mask": self._masks.copy()}
+    def _hook_actions(self, index: np.ndarray) -> np.ndarray:
+        """The hook's moves for the games in ``index``, checked, as a full-size action array (-1 elsewhere)."""
+        obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
+        masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
+        views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+        chosen = np.asarray(self.hook(obs, masks, self.states[index, R.CURRENT].astype(np.int64)), np.int64)
+        if chosen.shape != (len(index),):
+            raise ValueError(f"opponent hook returned shape {chosen.shape}, expected ({len(index)},)")
+        bad = first_illegal(chosen, masks)
+        if bad >= 0:
+            raise ValueError(f"opponent hook chose illegal action {chosen[bad]} in env {index[bad]}")
+        actions = self._no_actions.copy()
+        actions[index] = chosen
+        return actions
 
     def _load_position(self, position: Any, seeds: np.ndarray) -> None:
         from .notation import position_from_json
