@@ -133,11 +133,8 @@ _PANEL_X, _PANEL_W = 548, 400
 
 @cache
 def _font(size: int) -> ImageFont.ImageFont:
-    """Pillow's built-in font at ``size`` (its bitmap font where Pillow lacks FreeType)."""
-    try:
-        return ImageFont.load_default(size=size)
-    except (TypeError, ImportError, OSError):
-        return ImageFont.load_default()
+    """Pillow's built-in scalable font (Pillow >= 10.1 with FreeType, as its wheels ship), no font files."""
+    return ImageFont.load_default(size=size)
 
 
 def render_rgb(game: SplendorGame, viewer: int | None = None) -> np.ndarray:
@@ -160,7 +157,7 @@ def render_rgb(game: SplendorGame, viewer: int | None = None) -> np.ndarray:
     panel_h = (HEIGHT - 44) // game.num_players - _GAP
     for p in range(game.num_players):
         _draw_player(img, game, p, viewer, 44 + p * (panel_h + _GAP), min(panel_h, 180))
-    return np.asarray(img)
+    return np.array(img)  # a writable copy, not a read-only view of the image buffer
 
 
 def _text(img: Image.Image, xy: tuple[int, int], text: str, size: int, fill, anchor: str = "la") -> None:
@@ -250,7 +247,7 @@ def _draw_card(img: Image.Image, x: int, y: int, card: int | None, w: int, h: in
     _text(img, (x + w - 6, y + h - 6), "I" * int(cards[card, R.CARD_LEVEL]), size, _EDGE, "rd")
     cost = [(c, int(n)) for c, n in enumerate(cards[card, R.CARD_COST:R.CARD_COST + 5]) if n]
     for i, (c, n) in enumerate(reversed(cost)):
-        _gem(img, x + 6 + r, y + h - 6 - r - i * (2 * r + 4), r, c, n, size)
+        _gem(img, x + 6 + r, y + h - 6 - r - i * (2 * r + 2), r, c, n, size)
 
 
 def _draw_bank(img: Image.Image, game: SplendorGame) -> None:
@@ -272,7 +269,7 @@ def _draw_player(img: Image.Image, game: SplendorGame, p: int, viewer: int | Non
     _text(img, (x + w - 12, y + 6), f"{me['points']} pts", 22, _LIGHT, "ra")
     nobles = " ".join(f"N{nb}" for nb in me["nobles"]) or "none"
     tokens = sum(me["tokens"].values())
-    _text(img, (x + 12, y + 30), f"{len(me['bought'])} cards   {tokens} tokens   nobles: {nobles}", 13, _MUTED)
+    _text(img, (x + 12, y + 30), f"cards: {len(me['bought'])}   tokens: {tokens}   nobles: {nobles}", 13, _MUTED)
     bonuses, held = list(me["bonuses"].values()), list(me["tokens"].values())
     for c in range(6):
         cx = x + 26 + c * 34
