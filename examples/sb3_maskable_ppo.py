@@ -19,6 +19,7 @@ from tabletop_rl.splendor import SplendorVectorEnv
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--opponent", default="random", choices=["random", "greedy"], help="who plays the other seats")
 parser.add_argument("--players", type=int, default=2, choices=[2, 3, 4])
+parser.add_argument("--reward", default="dense", choices=["sparse", "dense"], help="dense adds points gained / 15")
 parser.add_argument("--num-envs", type=int, default=256, help="games stepped together")
 parser.add_argument("--steps", type=int, default=200_000, help="learner steps to train for")
 parser.add_argument("--n-steps", type=int, default=64, help="rollout length per game between updates")
@@ -32,7 +33,8 @@ parser.add_argument("--save", default="", help="path to save the model (.zip); e
 args = parser.parse_args()
 
 torch.set_num_threads(args.threads)
-env = SplendorVectorEnv(num_envs=args.num_envs, opponent=args.opponent, num_players=args.players).to_sb3()
+env = SplendorVectorEnv(num_envs=args.num_envs, opponent=args.opponent, num_players=args.players,
+                        reward=args.reward).to_sb3()
 env.seed(args.seed)
 model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
                     learning_rate=args.lr, seed=args.seed, device="cpu", verbose=0)
@@ -46,8 +48,8 @@ results = []
 obs = env.reset()
 while len(results) < args.eval_games:
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-    obs, rewards, dones, _infos = env.step(actions)
-    results += rewards[dones].tolist()
+    obs, _rewards, dones, infos = env.step(actions)
+    results += [infos[i]["outcome"] for i in np.flatnonzero(dones)]
 results = np.array(results[: args.eval_games])
 print(f"vs {args.opponent}: won {np.mean(results > 0):.1%}, drew {np.mean(results == 0):.1%}, "
       f"lost {np.mean(results < 0):.1%} over {len(results)} games")

@@ -98,8 +98,9 @@ def test_illegal_action_raises_and_applies_nothing():
 def test_external_hook_plays_the_other_seats():
     calls = []
 
-    def hook(obs, masks, seats):
-        calls.append(len(seats))
+    def hook(obs, masks, envs):
+        calls.append(len(envs))
+        assert (env.states[envs, R.CURRENT] != 1).all()
         assert masks.any(axis=1).all()
         return masks.argmax(axis=1)  # lowest legal id: a deterministic, legal policy
 
@@ -177,3 +178,24 @@ def test_same_seed_same_trajectory_as_the_gymnasium_env(opponent):
             assert (r1, t1, u1) == (r2[0], t2[0], u2[0])
             done = t1 or u1
         np.testing.assert_array_equal(obs1, info2["final_obs"][0])
+
+
+def test_dense_reward_adds_the_learners_points_over_15():
+    env = SplendorVectorEnv(num_envs=16, reward="dense", seat=0)
+    rng = np.random.default_rng(2)
+    _obs, info = env.reset(seed=8)
+    totals = np.zeros(16)
+    finished = []
+    for _ in range(400):
+        points_before = env.states[:, R.PLAYERS + R.P_POINTS].copy()
+        _obs, rewards, term, trunc, info = env.step(random_actions(info["action_mask"], rng))
+        totals += rewards
+        for i in np.flatnonzero(term | trunc):
+            finished.append(totals[i])
+            totals[i] = 0.0
+        running = ~(term | trunc)
+        gained = (env.states[:, R.PLAYERS + R.P_POINTS] - points_before) / 15
+        np.testing.assert_allclose(rewards[running], gained[running])
+    assert finished and all(-1.0 <= t <= 1.0 + 30 / 15 for t in finished)
+    with pytest.raises(ValueError, match="reward"):
+        SplendorVectorEnv(4, reward="shaped")

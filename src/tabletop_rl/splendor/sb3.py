@@ -16,7 +16,8 @@ from .vector import SplendorVectorEnv
 
 class SB3SplendorVecEnv(VecEnv):
     """SB3 ``VecEnv`` semantics over a SplendorVectorEnv: auto-reset in ``step_wait`` with the last
-    observation in ``info["terminal_observation"]``, and ``env_method("action_masks")`` for MaskablePPO."""
+    observation in ``info["terminal_observation"]`` and the learner's end reward in ``info["outcome"]``,
+    and ``env_method("action_masks")`` for MaskablePPO."""
 
     def __init__(self, env: SplendorVectorEnv) -> None:
         self.env = env
@@ -39,7 +40,8 @@ class SB3SplendorVecEnv(VecEnv):
         # One shared empty dict for the games still running: SB3 only reads these.
         infos: list[dict[str, Any]] = [self._empty] * self.num_envs
         for i in np.flatnonzero(dones):
-            infos[i] = {"terminal_observation": info["final_obs"][i], "TimeLimit.truncated": bool(truncated[i])}
+            infos[i] = {"terminal_observation": info["final_obs"][i], "TimeLimit.truncated": bool(truncated[i]),
+                        "outcome": float(info["outcome"][i])}
         return obs, rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:

@@ -22,6 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit, prange
 
 from . import rules as R
+from .env import DENSE_POINT_SCALE, REWARD_MODES, check_choice
 from .game import IllegalActionError, SplendorGame
 from .observe import encode_into, observation_box, observation_size
 from .policies import DEFAULT_GREEDY_WEIGHTS, greedy_action
@@ -30,7 +31,8 @@ RANDOM, GREEDY, EXTERNAL = 0, 1, 2
 OPPONENT_KINDS = {"random": RANDOM, "greedy": GREEDY}
 READY, WAITING = 0, 1
 
-#: An opponent hook: ``(observations[k, obs], masks[k, 72] bool, seats[k]) -> actions[k]``.
+#: An opponent hook: ``(observations[k, obs], masks[k, 72] bool, envs[k]) -> actions[k]``; each
+#: observation is from the seat to act in game ``envs[k]``.
 OpponentHook = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -55,71 +57,80 @@ def _opponent_move(state, kind, cards, nobles, weights, mask, scratch):
         R.random_step(state, cards, nobles, mask)
 
 
+# Per-game outputs of a step: ``returns[i] = (reward, outcome)``, ``flags[i] = (terminated,
+# truncated, finished_this_step, waiting_for_hook)``.
+REWARD, OUTCOME = 0, 1
+TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
+
+
 @njit(cache=True)
-def _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch):
+def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
+    states, seats, opponents, scratch = games
+    cards, nobles, weights = tables
     state = states[i]
     while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seats[i]:
         kind = opponents[i]
         if kind == EXTERNAL:
             return WAITING
-        _opponent_move(state, kind, cards, nobles, weights, mask, scratch)
+        _opponent_move(state, kind, cards, nobles, weights, mask, scratch[i])
     return READY
 
 
 @njit(cache=True)
-def _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
-                  truncated, done_now, final_obs, mask, scratch):
-    if _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch) == WAITING:
-        return WAITING
+def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
+    """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG."""
+    states, seats, _, _ = games
     state = states[i]
-    if state[R.STATUS] != R.PLAYING and not done_now[i]:
-        done_now[i] = True
-        rewards[i] += R.end_reward(state, seats[i])
-        terminated[i] = state[R.STATUS] == R.OVER
-        truncated[i] = state[R.STATUS] == R.TRUNCATED
-        encode_into(state, seats[i], cards, nobles, final_obs[i])
-        seed = R.random_below(state, 1 << 62)
-        n = state[R.NUM_PLAYERS]
-        cap = R.get_wide(state, R.MAX_PLIES)
-        R.reset_state(state, seed, n, cap)
-        seats[i] = episode_seat(state, seat_option)
-        return _advance(i, states, seats, opponents, cards, nobles, weights, mask, scratch)
-    return READY
+    flags[i, FINISHED] = True
+    returns[i, OUTCOME] = R.end_reward(state, seats[i])
+    returns[i, REWARD] += returns[i, OUTCOME]
+    flags[i, TERMINATED] = state[R.STATUS] == R.OVER
+    flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
+    encode_into(state, seats[i], tables[0], tables[1], final_obs[i])
+    R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
+    seats[i] = episode_seat(state, seat_option)
 
 
 @njit(cache=True)
-def _step_one(i, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
-              truncated, done_now, final_obs, obs, masks, waiting, scratch):
-    """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn and write its view there."""
+def _step_one(i, actions, games, tables, config, outputs):
+    """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
+    re-dealing an ended game once) and write the learner's view there."""
+    states, seats, _, _ = games
+    cards, nobles, _ = tables
+    seat_option, point_reward = config
+    returns, flags, final_obs, obs, masks = outputs
     state = states[i]
     if actions[i] >= 0:
+        points = R.player_base(state[R.CURRENT]) + R.P_POINTS
+        before = state[points]
+        learner = state[R.CURRENT] == seats[i]
         R.apply_action(state, actions[i], cards, nobles)
+        if learner:
+            returns[i, REWARD] += (state[points] - before) * point_reward
     mask = masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
-    w = _progress_one(i, states, seats, seat_option, opponents, cards, nobles, weights, rewards, terminated,
-                      truncated, done_now, final_obs, mask, scratch[i])
-    waiting[i] = w == WAITING
+    w = _advance(i, games, tables, mask)
+    if w == READY and state[R.STATUS] != R.PLAYING and not flags[i, FINISHED]:
+        _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
+        w = _advance(i, games, tables, mask)
+    flags[i, WAITS] = w == WAITING
     if w == READY:
         encode_into(state, seats[i], cards, nobles, obs[i])
         R.legal_mask(state, cards, nobles, mask)
 
 
 @njit(cache=True)
-def step_games(index, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
-               terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch):
+def step_games(index, actions, games, tables, config, outputs):
     """``_step_one`` for every game in ``index``, one thread."""
     for k in range(index.shape[0]):
-        _step_one(index[k], states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
-                  terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch)
+        _step_one(index[k], actions, games, tables, config, outputs)
 
 
 @njit(cache=True, parallel=True)
-def step_games_parallel(index, states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
-                        terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch):
+def step_games_parallel(index, actions, games, tables, config, outputs):
     """``_step_one`` for every game in ``index``, on numba's threads."""
     for k in prange(index.shape[0]):
-        _step_one(index[k], states, actions, seats, seat_option, opponents, cards, nobles, weights, rewards,
-                  terminated, truncated, done_now, final_obs, obs, masks, waiting, scratch)
+        _step_one(index[k], actions, games, tables, config, outputs)
 
 
 @njit(cache=True, parallel=True)
@@ -160,9 +171,11 @@ class SplendorVectorEnv(VectorEnv):
     """``num_envs`` Splendor games, one learning seat each; the other seats are played by ``opponent``.
 
     ``opponent``: ``"random"``, ``"greedy"`` (both inside numba) or a hook
-    ``(observations, masks, seats) -> actions`` called once per round of waiting games (batched).
+    ``(observations, masks, envs) -> actions`` called once per round of waiting games (batched).
     ``seat``: ``"random"`` (drawn per episode from the game's seed) or a fixed seat index.
-    Rewards: the zero-sum end reward of the learning seat (winners share +1, losers share -1).
+    At a game's end ``info["outcome"]`` holds the learner's end reward alone (masked by ``info["_outcome"]``).
+    ``reward``: ``"sparse"``, the zero-sum end reward of the learning seat (winners share +1, losers
+    share -1), or ``"dense"``, which adds the learner's points gained on each step / 15 (as the AEC env).
     ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
     machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
     """
@@ -171,7 +184,7 @@ class SplendorVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
-                 parallel: bool = True) -> None:
+                 reward: str = "sparse", parallel: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if num_players not in (2, 3, 4):
@@ -180,6 +193,8 @@ class SplendorVectorEnv(VectorEnv):
             raise ValueError(f"seat must be 'random' or 0..{num_players - 1}, got {seat!r}")
         if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 10):
             raise ValueError(f"max_plies must be an integer >= 10 or None, got {max_plies!r}")
+        check_choice(reward, "reward", REWARD_MODES)
+        self._point_reward = 1.0 / DENSE_POINT_SCALE if reward == "dense" else 0.0
         self.num_envs = num_envs
         self.num_players = num_players
         self.max_plies = -1 if max_plies is None else max_plies
@@ -198,12 +213,12 @@ class SplendorVectorEnv(VectorEnv):
         self._obs = np.zeros((num_envs, size), np.float32)
         self._masks = np.zeros((num_envs, R.NUM_ACTIONS), np.bool_)
         self._final_obs = np.zeros((num_envs, size), np.float32)
-        self._rewards = np.zeros(num_envs, np.float64)
-        self._terminated = np.zeros(num_envs, np.bool_)
-        self._truncated = np.zeros(num_envs, np.bool_)
-        self._done_now = np.zeros(num_envs, np.bool_)
-        self._waiting = np.zeros(num_envs, np.bool_)
-        self._scratch = R.new_states(num_envs)
+        self._returns = np.zeros((num_envs, 2), np.float64)
+        self._flags = np.zeros((num_envs, 4), np.bool_)
+        self._games = (self.states, self.seats, self.opponents, R.new_states(num_envs))
+        self._tables = (self._cards, self._nobles, self.greedy_weights)
+        self._config = (self.seat_option, self._point_reward)
+        self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
         self._all = np.arange(num_envs)
         self._no_actions = np.full(num_envs, -1, np.int64)
         self._step_games = step_games_parallel if parallel else step_games
@@ -218,8 +233,8 @@ class SplendorVectorEnv(VectorEnv):
         reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
         if options and "position" in options:
             self._load_position(options["position"], seeds)
-        self._done_now[:] = False
-        self._rewards[:] = 0.0
+        self._returns[:] = 0.0
+        self._flags[:] = False
         self._advance(self._no_actions)
         self._started = True
         return self._obs.copy(), {"action_mask": self._masks.copy()}
@@ -234,19 +249,21 @@ class SplendorVectorEnv(VectorEnv):
         bad = first_illegal(actions, self._masks)
         if bad >= 0:
             raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
-        self._rewards[:] = 0.0
-        self._terminated[:] = False
-        self._truncated[:] = False
-        self._done_now[:] = False
+        self._returns[:] = 0.0
+        self._flags[:] = False
         self._advance(actions)
         obs, info = self._obs.copy(), {"action_mask": self._masks.copy()}
-        if self._done_now.any():
+        finished = self._flags[:, FINISHED]
+        if finished.any():
             final = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(self._done_now):
+            for i in np.flatnonzero(finished):
                 final[i] = self._final_obs[i].copy()
             info["final_obs"] = final
-            info["_final_obs"] = self._done_now.copy()
-        return obs, self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), info
+            info["_final_obs"] = finished.copy()
+            info["outcome"] = np.where(finished, self._returns[:, OUTCOME], 0.0)
+            info["_outcome"] = finished.copy()
+        return (obs, self._returns[:, REWARD].copy(), self._flags[:, TERMINATED].copy(),
+                self._flags[:, TRUNCATED].copy(), info)
 
     def action_masks(self) -> np.ndarray:
         """``bool[num_envs, 72]``: the legal moves of each learner (what MaskablePPO asks for)."""
@@ -273,11 +290,8 @@ class SplendorVectorEnv(VectorEnv):
         the hook are decided in batches, one call per round, until none waits."""
         index = self._all
         while True:
-            self._step_games(index, self.states, actions, self.seats, self.seat_option, self.opponents,
-                             self._cards, self._nobles, self.greedy_weights, self._rewards, self._terminated,
-                             self._truncated, self._done_now, self._final_obs, self._obs, self._masks,
-                             self._waiting, self._scratch)
-            index = np.flatnonzero(self._waiting)
+            self._step_games(index, actions, self._games, self._tables, self._config, self._outputs)
+            index = np.flatnonzero(self._flags[:, WAITS])
             if len(index) == 0:
                 return
             actions = self._hook_actions(index)
@@ -287,7 +301,7 @@ class SplendorVectorEnv(VectorEnv):
         obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
         masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
         views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
-        chosen = np.asarray(self.hook(obs, masks, self.states[index, R.CURRENT].astype(np.int64)), np.int64)
+        chosen = np.asarray(self.hook(obs, masks, index), np.int64)
         if chosen.shape != (len(index),):
             raise ValueError(f"opponent hook returned shape {chosen.shape}, expected ({len(index)},)")
         bad = first_illegal(chosen, masks)
