@@ -199,3 +199,28 @@ def test_dense_reward_adds_the_learners_points_over_15():
     assert finished and all(-1.0 <= t <= 1.0 + 30 / 15 for t in finished)
     with pytest.raises(ValueError, match="reward"):
         SplendorVectorEnv(4, reward="shaped")
+
+
+def test_set_opponents_takes_effect_at_the_next_game_or_now():
+    env = SplendorVectorEnv(num_envs=8, opponent="random")
+    list(play(env, 1))
+    env.set_opponents(np.full(8, 1))
+    assert (env.opponents == 0).all()
+    ended = np.zeros(8, bool)
+    for _o, _r, term, trunc, _i in play_on(env, 200):
+        ended |= term | trunc
+        assert (env.opponents[ended] == 1).all() and (env.opponents[~ended] == 0).all()
+    assert ended.any()
+    env.set_opponents(np.zeros(8), now=True)
+    assert (env.opponents == 0).all()
+    with pytest.raises(ValueError, match="8 values"):
+        env.set_opponents(np.zeros(3))
+    with pytest.raises(ValueError, match="hook"):
+        env.set_opponents(np.full(8, 2))
+
+
+def play_on(env: SplendorVectorEnv, steps: int):
+    """Random legal play from wherever ``env`` is."""
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        yield env.step(random_actions(env.action_masks(), rng))

@@ -20,12 +20,14 @@ from .base import (
     parse_spec,
     register_policy,
 )
+from .llm import LLM_OPTIONS, LLMPolicy
 from .random_policy import RandomPolicy
 
 register_policy(ANY_GAME, "random", RandomPolicy)
 # Planned (issue 4, later): named now so specs and listings know them.
 register_policy(ANY_GAME, "ppo", None, (Option("path", str),), positional="path")  # a saved MaskablePPO .zip
-register_policy(ANY_GAME, "llm", None)
+# The LLM client (agents/llm.py) is game-agnostic; each game package brings its prompt module.
+register_policy(ANY_GAME, "llm", LLMPolicy, LLM_OPTIONS)
 
 __all__ = [
     "ANY_GAME",

@@ -24,7 +24,9 @@ ANY_GAME = "*"
 
 #: Modules that register a game's own policies when first imported (kept lazy: importing
 #: ``tabletop_rl.agents`` loads no game).
-GAME_POLICY_MODULES = {"splendor": "tabletop_rl.splendor.policies"}
+GAME_POLICY_MODULES = {"splendor": "tabletop_rl.splendor.policies",
+                       "space_conquest": "tabletop_rl.space_conquest.policies",
+                       "klaverjas": "tabletop_rl.klaverjas.policies"}
 
 
 @dataclass

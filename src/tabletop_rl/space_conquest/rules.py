@@ -328,7 +328,7 @@ def production(state, log, rebelled):
 @njit(cache=True)
 def movement(state, log, arrivals):
     """Each fleet rolls hyperspace survival, then survivors advance one parsec; arrivals are summed
-    per star and seat in ``arrivals`` and the arriving seat learns that star's RU."""
+    per star and seat in ``arrivals``."""
     model = state[LOSS_MODEL]
     kept = 0
     for i in range(state[NUM_FLEETS]):
@@ -344,12 +344,12 @@ def movement(state, log, arrivals):
         state[f + F_LEFT] -= 1
         if state[f + F_LEFT] == 0:
             arrivals[dest, p] += ships
-            state[know_at(p, dest) + K_VISITED] = 1
             log_event(log, EV_ARRIVE, state[TURN], p, dest, state[f + F_ORIGIN], dest, ships, state[f + F_DIST], 0)
             continue
         if kept != i:  # close up the fleet list, keeping launch order
             state[fleet_at(kept):fleet_at(kept) + F_SIZE] = state[f:f + F_SIZE]
         kept += 1
+    state[fleet_at(kept):fleet_at(state[NUM_FLEETS])] = 0  # freed slots read as empty (a canonical row)
     state[NUM_FLEETS] = kept
 
 
@@ -370,8 +370,9 @@ def resolve_star(state, log, s, arrived):
     garrison = state[b + S_SHIPS]
     force = np.full(NUM_PLAYERS, -1, np.int64)
     for p in range(NUM_PLAYERS):
-        if arrived[p] > 0:
+        if arrived[p] > 0:  # a visit: the star's RU is known to p from now on
             force[p] = arrived[p]
+            state[know_at(p, s) + K_VISITED] = 1
     npc = -1
     if owner != NOBODY:
         enemy = 1 - owner

@@ -239,6 +239,13 @@ register_policy("splendor", "greedy", GreedyPolicy,
                 tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
 # Search policies live in search.py, imported on first use: factory(name=, seed=, **options).
 register_policy("splendor", "expectiminimax", "tabletop_rl.splendor.search:ExpectiminimaxPolicy",
-                (Option("depth", int, 3), Option("budget_ms", float, 100.0)))  # plies; time per move
+                (Option("depth", int, 3), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
+                 Option("nodes", int, 0), Option("chance", int, 3)))  # node budget (0: none); cards per chance node
 register_policy("splendor", "mcts", "tabletop_rl.splendor.search:MCTSPolicy",
-                (Option("simulations", int, 2000),))  # determinized simulations per move
+                (Option("simulations", int, 2000), Option("budget_ms", float, None),  # budget_ms replaces simulations
+                 Option("c", float, 0.7), Option("rollout", str, "greedy"),  # UCT constant; greedy|random
+                 Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
+# A saved MaskablePPO model (tabletop train splendor); ppo:default is the shipped 2-player model.
+register_policy("splendor", "ppo", "tabletop_rl.splendor.selfplay:load_policy",
+                (Option("path", str, "default"),),
+                positional="path")

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ class SB3SplendorVecEnv(VecEnv):
         self._actions: np.ndarray | None = None
         self._seed: int | None = None
         self._empty: dict[str, Any] = {}
+        self.seconds = 0.0  # time spent stepping the games (for the env's share of training time)
 
     def reset(self) -> np.ndarray:
         obs, _ = self.env.reset(seed=self._seed)
@@ -35,7 +37,9 @@ class SB3SplendorVecEnv(VecEnv):
         self._actions = actions
 
     def step_wait(self):
+        start = time.perf_counter()
         obs, rewards, terminated, truncated, info = self.env.step(self._actions)
+        self.seconds += time.perf_counter() - start
         dones = terminated | truncated
         # One shared empty dict for the games still running: SB3 only reads these.
         infos: list[dict[str, Any]] = [self._empty] * self.num_envs

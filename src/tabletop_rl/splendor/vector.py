@@ -66,7 +66,7 @@ TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 @njit(cache=True)
 def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
-    states, seats, opponents, scratch = games
+    states, seats, opponents, _, scratch = games
     cards, nobles, weights = tables
     state = states[i]
     while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seats[i]:
@@ -79,8 +79,9 @@ def _advance(i, games, tables, mask):
 
 @njit(cache=True)
 def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
-    """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG."""
-    states, seats, _, _ = games
+    """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG, with the
+    opponent kind queued for it."""
+    states, seats, opponents, next_opponents, _ = games
     state = states[i]
     flags[i, FINISHED] = True
     returns[i, OUTCOME] = R.end_reward(state, seats[i])
@@ -90,13 +91,14 @@ def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
     encode_into(state, seats[i], tables[0], tables[1], final_obs[i])
     R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
     seats[i] = episode_seat(state, seat_option)
+    opponents[i] = next_opponents[i]
 
 
 @njit(cache=True)
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
-    states, seats, _, _ = games
+    states, seats, _, _, _ = games
     cards, nobles, _ = tables
     seat_option, point_reward = config
     returns, flags, final_obs, obs, masks = outputs
@@ -201,6 +203,7 @@ class SplendorVectorEnv(VectorEnv):
         self.seat_option = -1 if seat == "random" else int(seat)
         self.hook: OpponentHook | None = opponent if callable(opponent) else None
         self.opponents = np.full(num_envs, _kind(opponent), np.int64)
+        self.next_opponents = self.opponents.copy()
         size = observation_size(num_players)
         self.single_observation_space = observation_box(num_players)
         self.single_action_space = gym.spaces.Discrete(R.NUM_ACTIONS)
@@ -215,7 +218,7 @@ class SplendorVectorEnv(VectorEnv):
         self._final_obs = np.zeros((num_envs, size), np.float32)
         self._returns = np.zeros((num_envs, 2), np.float64)
         self._flags = np.zeros((num_envs, 4), np.bool_)
-        self._games = (self.states, self.seats, self.opponents, R.new_states(num_envs))
+        self._games = (self.states, self.seats, self.opponents, self.next_opponents, R.new_states(num_envs))
         self._tables = (self._cards, self._nobles, self.greedy_weights)
         self._config = (self.seat_option, self._point_reward)
         self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
@@ -269,14 +272,17 @@ class SplendorVectorEnv(VectorEnv):
         """``bool[num_envs, 72]``: the legal moves of each learner (what MaskablePPO asks for)."""
         return self._masks.copy()
 
-    def set_opponents(self, kinds: np.ndarray) -> None:
-        """Per-game opponent kinds (0 random, 1 greedy, 2 external hook), e.g. for an opponent pool."""
+    def set_opponents(self, kinds: np.ndarray, now: bool = False) -> None:
+        """Per-game opponent kinds (0 random, 1 greedy, 2 the hook), e.g. for an opponent pool: each
+        game takes its new kind when its next game is dealt, or at once with ``now=True``."""
         kinds = np.asarray(kinds, np.int64)
         if kinds.shape != (self.num_envs,) or kinds.min() < 0 or kinds.max() > EXTERNAL:
-            raise ValueError("kinds must be num_envs values in 0..2")
+            raise ValueError(f"kinds must be {self.num_envs} values in 0..2")
         if (kinds == EXTERNAL).any() and self.hook is None:
             raise ValueError("an external opponent needs a hook: set env.hook first")
-        self.opponents[:] = kinds
+        self.next_opponents[:] = kinds
+        if now:
+            self.opponents[:] = kinds
 
     def to_sb3(self):
         """This env as a stable-baselines3 ``VecEnv`` (needs the ``[train]`` extra)."""

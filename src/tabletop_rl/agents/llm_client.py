@@ -1,0 +1,414 @@
+"""A game-agnostic chat client for OpenAI-compatible servers: one request in, one reply out, with
+our own retry loop, a per-server concurrency limit and an optional on-disk response cache.
+
+The seam between this module and HTTP is ``OpenAIBackend.complete``, the only place the ``openai``
+SDK is called (with the SDK's own retries off). Anything with a ``complete(request) -> ChatReply``
+method that raises ``TransientLLMError`` / ``FatalLLMError`` can stand in for it, which is how the
+policy logic is tested without a network.
+
+>>> class Echo:
+...     def complete(self, request):
+...         return ChatReply(text=request.messages[-1]["content"], finish_reason="stop")
+>>> client = ChatClient(Echo(), "http://127.0.0.1:1/v1")
+>>> client.complete(ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}])).text
+'hi'
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+#: Where the API key is looked for, in order, when none is given.
+KEY_ENV_VARS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+#: Statuses worth asking again: timeout, conflict, rate limit (5xx are added in ``is_transient_status``).
+TRANSIENT_STATUSES = frozenset({408, 409, 429})
+#: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
+MAX_RETRY_AFTER_S = 300.0
+_FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured", "schema", "json_object")
+
+
+# --- requests and replies --------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion request (what is sent, and what the response cache is keyed by)."""
+
+    model: str
+    messages: list[dict[str, str]]
+    temperature: float = 0.2
+    max_tokens: int = 1000
+    response_format: dict[str, Any] | None = None
+    timeout_s: float = 60.0
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def cache_key(self, base_url: str) -> str:
+        """sha256 of everything that shapes the reply (server, model, messages, sampling, format).
+
+        >>> r = ChatRequest(model="m", messages=[{"role": "user", "content": "x"}])
+        >>> r.cache_key("u") == replace(r, timeout_s=5.0).cache_key("u") != r.cache_key("v")
+        True
+        """
+        shape = {"base_url": base_url, "model": self.model, "messages": self.messages,
+                 "temperature": self.temperature, "max_tokens": self.max_tokens,
+                 "response_format": self.response_format, "extra_body": dict(self.extra_body)}
+        text = json.dumps(shape, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens as the server reports them; ``cost`` only when it reports one (OpenRouter's ``usage.cost``)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The assistant's text and what it took: ``finish_reason`` ``"length"`` means cut off at ``max_tokens``.
+
+    ``latency_s`` is the time of the successful call; ``network_retries`` the failed calls before it;
+    ``cached`` is True when it came from the response cache (no call made).
+    """
+
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    network_retries: int = 0
+    cached: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+# --- errors ------------------------------------------------------------------------------------
+class LLMError(RuntimeError):
+    """Base of the client's errors; messages never contain the API key."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying (timeout, connection, 408/409/429/5xx, an error inside an HTTP 200)."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+class FatalLLMError(LLMError):
+    """A request the server refuses for good (400/401/402/403/404/422 ...): retrying cannot help,
+    so the match stops with this message."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def rejects_format(self) -> bool:
+        """True when the refusal looks like the server not supporting the requested ``response_format``."""
+        text = str(self).lower()
+        return self.status in (400, 422) and any(word in text for word in _FORMAT_WORDS)
+
+
+class LLMUnavailableError(LLMError):
+    """The server kept failing after every retry: an infrastructure failure (the arena voids the match)."""
+
+
+def is_transient_status(status: int) -> bool:
+    """True for statuses worth retrying.
+
+    >>> [is_transient_status(s) for s in (429, 503, 400, 404)]
+    [True, True, False, False]
+    """
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def status_error(status: int, message: str, retry_after_s: float | None = None) -> LLMError:
+    """The error for an HTTP status (or an error code inside an HTTP 200 body)."""
+    text = f"HTTP {status}: {message}"
+    if is_transient_status(status):
+        return TransientLLMError(text, status, retry_after_s)
+    return FatalLLMError(text, status)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` replaced by ``***`` (an API key must never reach a log or a file).
+
+    >>> redact("bad key sk-123 given", "sk-123")
+    'bad key *** given'
+    """
+    return text.replace(secret, "***") if secret else text
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds a server asks us to wait: ``retry-after-ms``, or ``retry-after`` as seconds or an HTTP date.
+
+    >>> retry_after_seconds({"retry-after": "2"}), retry_after_seconds({"retry-after-ms": "150"})
+    (2.0, 0.15)
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = _number(lowered.get("retry-after-ms"))
+    if millis is not None:
+        return max(0.0, millis / 1000)
+    text = lowered.get("retry-after")
+    if text is None:
+        return None
+    seconds = _number(text)
+    if seconds is None:
+        try:
+            seconds = email.utils.parsedate_to_datetime(text).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    return max(0.0, seconds)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+# --- the SDK seam --------------------------------------------------------------------------------
+class ChatBackend(Protocol):
+    """Sends one request. Raises ``TransientLLMError`` or ``FatalLLMError``; never retries itself."""
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        ...
+
+
+class OpenAIBackend:
+    """The ``openai`` SDK against ``base_url`` (``max_retries=0``: retrying is ``ChatClient``'s job).
+
+    ``OpenAIBackend("http://127.0.0.1:8080/v1", api_key="none").complete(request)``
+    """
+
+    def __init__(self, base_url: str, api_key: str, default_headers: Mapping[str, str] | None = None) -> None:
+        try:
+            import openai
+        except ModuleNotFoundError:
+            raise ValueError("LLM players need the openai package: pip install 'tabletop-rl[llm]'") from None
+        self._openai = openai
+        self._secret = api_key
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0,
+                                     default_headers=dict(default_headers or {}))
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
+                                  "temperature": request.temperature, "max_tokens": request.max_tokens,
+                                  "timeout": request.timeout_s}
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        if request.extra_headers:
+            kwargs["extra_headers"] = dict(request.extra_headers)
+        if request.extra_body:
+            kwargs["extra_body"] = dict(request.extra_body)
+        start = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except self._openai.APIError as e:
+            raise self._translate(e) from None
+        return _reply_of(response, time.perf_counter() - start, self._secret)
+
+    def _translate(self, e: Exception) -> LLMError:
+        openai = self._openai
+        if isinstance(e, openai.APITimeoutError):
+            return TransientLLMError("request timed out")
+        if isinstance(e, openai.APIStatusError):
+            message = redact(_error_text(e.body) or str(e), self._secret)
+            return status_error(e.status_code, message, retry_after_seconds(e.response.headers))
+        return TransientLLMError(redact(f"connection error: {e}", self._secret))
+
+
+def _error_text(body: object) -> str:
+    """The human part of an error body (``{"error": {"message": ...}}`` or ``{"message": ...}``)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return ""
+
+
+def _reply_of(response: Any, latency_s: float, secret: str | None) -> ChatReply:
+    """A ``ChatReply`` from the SDK's response; an error carried in an HTTP 200 body is raised."""
+    extra = getattr(response, "model_extra", None) or {}
+    choices = getattr(response, "choices", None)
+    error = extra.get("error")
+    if error is not None or not choices:
+        code = error.get("code") if isinstance(error, dict) else None
+        status = code if isinstance(code, int) and 400 <= code < 600 else 502
+        message = _error_text({"error": error}) or "the reply has no choices"
+        raise status_error(status, redact(f"error inside an HTTP 200 reply: {message}", secret))
+    choice = choices[0]
+    if choice.finish_reason == "error":
+        raise TransientLLMError("the server reported finish_reason 'error'")
+    text = choice.message.content if choice.message is not None else None
+    return ChatReply(text=text or "", finish_reason=choice.finish_reason,
+                     usage=_usage_of(getattr(response, "usage", None)), latency_s=latency_s)
+
+
+def _usage_of(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cost = (getattr(usage, "model_extra", None) or {}).get("cost")
+    return Usage(prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0,
+                 reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+                 cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+                 cost=float(cost) if isinstance(cost, (int, float)) else None)
+
+
+# --- response cache ----------------------------------------------------------------------------
+class ResponseCache:
+    """Replies on disk, one JSON file per request hash, so a re-run makes no calls and gets the same replies.
+
+    >>> import tempfile
+    >>> cache = ResponseCache(tempfile.mkdtemp())
+    >>> cache.put("ab12", ChatReply("hello", "stop")); cache.get("ab12").text, cache.get("ff00")
+    ('hello', None)
+    """
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatReply | None:
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"response cache entry {path} is unreadable ({e}); delete it") from None
+        return ChatReply(text=data["text"], finish_reason=data["finish_reason"], usage=Usage(**data["usage"]),
+                         latency_s=data["latency_s"], cached=True)
+
+    def put(self, key: str, reply: ChatReply) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"text": reply.text, "finish_reason": reply.finish_reason, "usage": asdict(reply.usage),
+                "latency_s": reply.latency_s}
+        # Written aside and renamed, so a concurrent reader never sees half a file.
+        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+
+# --- per-server concurrency -------------------------------------------------------------------------
+_SERVER_SLOTS: dict[str, threading.BoundedSemaphore] = {}
+_SERVER_SLOTS_LOCK = threading.Lock()
+
+
+def server_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
+    """The semaphore shared by every client of ``base_url`` in this process (the first limit asked wins).
+
+    >>> server_slots("http://demo/v1", 4) is server_slots("http://demo/v1", 8)
+    True
+    """
+    if limit < 1:
+        raise ValueError(f"concurrency must be at least 1, got {limit}")
+    with _SERVER_SLOTS_LOCK:
+        return _SERVER_SLOTS.setdefault(base_url.rstrip("/"), threading.BoundedSemaphore(limit))
+
+
+# --- the retrying client --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RetrySettings:
+    """Exponential backoff with jitter: wait ``backoff_s * 2**k`` (at most ``max_backoff_s``) times a
+    random factor in [0.5, 1], and never less than a server's ``Retry-After``."""
+
+    retries: int = 6
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+
+    def delay(self, retry: int, retry_after_s: float | None, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based).
+
+        >>> RetrySettings(backoff_s=1.0).delay(3, 20.0, random.Random(0))
+        20.0
+        """
+        wait = min(self.max_backoff_s, self.backoff_s * 2 ** retry) * rng.uniform(0.5, 1.0)
+        return max(wait, retry_after_s or 0.0)
+
+
+class ChatClient:
+    """Sends requests through a backend with retries, the server's concurrency limit and the cache.
+
+    ``sleep`` is injectable so tests can see the waits without waiting them.
+    """
+
+    def __init__(self, backend: ChatBackend, base_url: str, *, retry: RetrySettings = RetrySettings(),
+                 concurrency: int = 8, cache: ResponseCache | None = None,
+                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None) -> None:
+        self.backend = backend
+        self.base_url = base_url
+        self.retry = retry
+        self.cache = cache
+        self._slots = server_slots(base_url, concurrency)
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        """The reply, from the cache or the server. ``FatalLLMError`` at once for a refused request;
+        ``LLMUnavailableError`` once the retries are spent."""
+        key = request.cache_key(self.base_url) if self.cache is not None else ""
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
+        reply = self._with_retries(request)
+        if self.cache is not None:
+            self.cache.put(key, reply)
+        return reply
+
+    def _with_retries(self, request: ChatRequest) -> ChatReply:
+        for retry in range(self.retry.retries + 1):
+            try:
+                with self._slots:
+                    reply = self.backend.complete(request)
+                return replace(reply, network_retries=retry)
+            except TransientLLMError as e:
+                error = e
+            if retry == self.retry.retries:
+                break
+            if error.retry_after_s is not None and error.retry_after_s > MAX_RETRY_AFTER_S:
+                raise LLMUnavailableError(f"{self.base_url}: {error} (asks to retry after "
+                                          f"{error.retry_after_s:.0f} s)")
+            self._sleep(self.retry.delay(retry, error.retry_after_s, self._rng))
+        raise LLMUnavailableError(f"{self.base_url}: {self.retry.retries + 1} attempts failed, last: {error}")
+
+
+def find_api_key(explicit: str | None = None, env_var: str = "") -> str | None:
+    """The key given, else the first set of ``env_var`` (when named), OPENROUTER_API_KEY, OPENAI_API_KEY.
+
+    >>> find_api_key("sk-given")
+    'sk-given'
+    """
+    if explicit:
+        return explicit
+    for name in ((env_var,) if env_var else ()) + KEY_ENV_VARS:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None

@@ -1,0 +1,165 @@
+"""Run a tournament: schedule the games, play them in worker processes, append each to ``games.jsonl``.
+
+>>> summary = run_arena(players=["random", "greedy"], games=2, jobs=1, out=tmp_dir(), progress=False)
+>>> summary["games"]
+2
+"""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from datetime import datetime
+from multiprocessing import get_context
+from pathlib import Path
+from typing import IO, Any
+
+from .games import get_adapter
+from .progress import Progress
+from .report import write_report
+from .results import append_game, open_games, prepare_run
+from .schedule import Match, check_players, derive_seed, schedule
+
+_POLICIES: dict[tuple[str, str], Any] = {}  # per process: built once, reset with a fresh seed every game
+
+
+def default_out_dir(game: str = "splendor") -> Path:
+    """``runs/arena-<game>-<YYYYmmdd-HHMMSS>`` under the current folder."""
+    return Path("runs") / f"arena-{game}-{datetime.now():%Y%m%d-%H%M%S}"
+
+
+def tmp_dir() -> Path:
+    """A fresh empty folder (for examples and tests)."""
+    return Path(tempfile.mkdtemp(prefix="tabletop-arena-"))
+
+
+def canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
+    """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
+    from ..agents import make_policy
+
+    names = []
+    for spec in players:
+        policy = make_policy(spec, game=game, seed=0)
+        names.append(policy.name)
+        _POLICIES[(game, policy.name)] = policy
+    check_players(names, num_players)
+    return names
+
+
+def policy_for(game: str, spec: str) -> Any:
+    from ..agents import make_policy
+
+    if (game, spec) not in _POLICIES:
+        _POLICIES[(game, spec)] = make_policy(spec, game=game, seed=0)
+    return _POLICIES[(game, spec)]
+
+
+def play_match(game: str, match: Match, num_players: int, max_plies: int | None) -> dict[str, Any]:
+    """Play one scheduled game to its end and return its record; a policy that raises ends the game
+    and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating.
+
+    Each seat's policy is reset with ``derive_seed(match.seed, seat)``, so the record's seed and
+    seats replay the same game (for policies whose budget is not wall time).
+    """
+    adapter = get_adapter(game)
+    start = time.perf_counter()
+    state = adapter.new_game(match.seed, num_players, max_plies)
+    n = len(match.seats)
+    moves, decisions, seconds, nodes = [], [0] * n, [0.0] * n, [0] * n
+    seat, error, trace = -1, None, None
+    try:
+        policies = []
+        for seat, spec in enumerate(match.seats):
+            policies.append(policy_for(game, spec))
+            reset = getattr(policies[-1], "reset", None)
+            if reset is not None:
+                reset(derive_seed(match.seed, seat))
+        while not adapter.is_over(state):
+            seat = adapter.current_player(state)
+            tick = time.perf_counter()
+            action = policies[seat].act(adapter.observation(state, seat), adapter.legal_mask(state),
+                                        adapter.info(state, seat))
+            seconds[seat] += time.perf_counter() - tick
+            decisions[seat] += 1
+            adapter.step(state, action)
+            moves.append(adapter.move_name(action))
+        nodes = [int(getattr(getattr(p, "stats", None), "nodes", 0)) for p in policies]
+    except Exception as e:  # a policy's bug must not stop the tournament
+        error = f"seat {seat} ({match.seats[seat]}) raised {type(e).__name__}: {e}"
+        trace = traceback.format_exc(limit=-4)
+    return {
+        "index": match.index, "game": game, "num_players": num_players, "max_plies": max_plies,
+        "deal": match.deal, "seed": match.seed, "seats": list(match.seats), "moves": moves, "plies": len(moves),
+        "scores": adapter.scores(state), "winners": adapter.winners(state) if error is None else [],
+        "ranks": adapter.ranks(state) if error is None else None, "truncated": adapter.is_truncated(state),
+        "error": error, "error_seat": seat if error else None, "traceback": trace,
+        "decisions": decisions, "time_s": seconds, "nodes": nodes, "wall_s": time.perf_counter() - start,
+    }
+
+
+def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greedy"), games: int = 10,
+              seed: int = 0, jobs: int = 2, out: Path | str | None = None, resume: bool = False,
+              num_players: int = 2, max_plies: int | None = None, progress: bool = True,
+              log: IO[str] | None = None) -> dict[str, Any]:
+    """Play every scheduled game not yet in ``out/games.jsonl``, then write and return the summary.
+
+    ``games`` is per table (see ``schedule``). ``resume=True`` continues the run in ``out`` (which must
+    have been started with the same arguments; ``jobs`` may differ). ``ValueError`` for bad arguments.
+    """
+    adapter = get_adapter(game)
+    if num_players not in adapter.player_counts:
+        raise ValueError(f"{game} is played by {', '.join(map(str, adapter.player_counts))} players, "
+                         f"not {num_players!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    names = canonical_players(players, game, num_players)
+    matches = schedule(names, games, seed, num_players)
+    out = Path(out) if out is not None else default_out_dir(game)
+    config = {"game": game, "players": names, "games": games, "seed": seed, "num_players": num_players,
+              "max_plies": max_plies if max_plies is not None else adapter.default_max_plies}
+    records = prepare_run(out, config, resume)
+    done = {r["index"] for r in records}
+    todo = [m for m in matches if m.index not in done]
+    bar = Progress(len(matches), len(done), stream=log) if progress else None
+    with open_games(out) as fh:
+        for record in _play_all(todo, game, num_players, config["max_plies"], jobs):
+            append_game(fh, record)
+            records.append(record)
+            if bar is not None:
+                crashed = sum(1 for r in records if r["error"])
+                bar.advance(f"{crashed} crashed" if crashed else "")
+    if bar is not None:
+        bar.close()
+    return write_report(out, records, config)
+
+
+def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None,
+              jobs: int) -> Iterator[dict[str, Any]]:
+    """Records as games finish: in this process for ``jobs=1``, else in ``jobs`` spawned workers."""
+    if jobs == 1 or len(todo) <= 1:
+        for match in todo:
+            yield play_match(game, match, num_players, max_plies)
+        return
+    # spawn: numba and fork do not mix, and workers then start the same on every platform.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
+                               initializer=_ignore_interrupt)
+    try:
+        pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies) for m in todo}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                yield future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _ignore_interrupt() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool and keeps every finished line."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+

@@ -1,0 +1,173 @@
+"""Klaverjas policies: the rule-based ``heuristic`` and the determinised ``search``, registered for the
+arena (``random`` comes from the shared registry).
+
+Policies get ``info={"state": row, "player": seat}`` (``info["game"]`` may be the env, whose
+``state_row`` is used). They read only what ``seat`` may see: its own hand and the public record;
+``search`` solves determinised copies (``determinize.py``), never the true deal.
+
+``heuristic`` (deterministic), for trump choice: a suit's strength is its trump points in hand plus
+10 per card; name the strongest suit (pass under ``free_with_pass`` / ``proposed_suit`` when it is
+below 45, unless forced). For play, each legal card gets a score and the highest wins:
+
+- leading: the highest unplayed trump if our team made trump and we hold it (pull trumps), else a
+  plain ace, else the cheapest card (fewest points, weakest, plain before trump);
+- an opponent holds the trick: the cheapest card that takes it over, else the cheapest card;
+- the partner holds the trick: as last to play add the most points ("smear"), else the cheapest card.
+
+>>> from tabletop_rl.klaverjas import rules as R
+>>> from tabletop_rl.agents import make_policy
+>>> s = R.position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S", "10S"]}, "H", leader=0, table=["AS", "7S", "9H"])
+>>> R.card_name(make_policy("heuristic", game="klaverjas").act(None, _mask(s), {"state": s, "player": 3}))
+'8S'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import BasePolicy, Option, register_policy
+from . import rules as R
+from .determinize import determinize
+from .solver import INF, card_values, new_table
+
+BID_THRESHOLD = 45
+
+
+def _mask(state: np.ndarray) -> np.ndarray:
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    R.legal_mask(state, mask)
+    return mask
+
+
+def state_and_seat(info: Mapping[str, Any], policy: str) -> tuple[np.ndarray, int]:
+    """``info``'s state row and seat, checked: the seat must be the one to act."""
+    state = info.get("state")
+    if state is None and info.get("game") is not None:
+        state = getattr(info["game"], "state_row", info["game"])
+    seat = info.get("player")
+    if state is None or seat is None:
+        raise ValueError(f"{policy} needs info={{'state': klaverjas state row, 'player': seat}}")
+    if int(state[R.CURRENT]) != seat:
+        raise ValueError(f"{policy}: info['player'] is {seat} but player {int(state[R.CURRENT])} is to act")
+    return state, int(seat)
+
+
+# --- trump choice ---------------------------------------------------------------------------------
+def suit_strength(hand: int, suit: int) -> int:
+    """Trump points held in ``suit`` plus 10 per card of it.
+
+    >>> suit_strength(R.hand_of([R.card_id("JH"), R.card_id("9H")]), R.suit_id("H"))
+    54
+    """
+    cards = [c for c in R.cards_of(hand) if c >> 3 == suit]
+    return sum(int(R.TRUMP_POINTS[c & 7]) for c in cards) + 10 * len(cards)
+
+
+def bid_action(state: np.ndarray, mask: np.ndarray) -> int:
+    """The heuristic's trump-choice action (``mask`` is the legal mask of the bidding seat)."""
+    hand = int(state[R.HAND + state[R.CURRENT]])
+    if mask[R.ACCEPT]:
+        strong = suit_strength(hand, int(state[R.PROPOSED])) >= BID_THRESHOLD
+        return R.ACCEPT if strong or not mask[R.PASS] else R.PASS
+    suit = max(range(4), key=lambda s: suit_strength(hand, s))
+    if mask[R.PASS] and suit_strength(hand, suit) < BID_THRESHOLD:
+        return R.PASS
+    return R.NAME_TRUMP + suit
+
+
+# --- card play ------------------------------------------------------------------------------------
+def _cheapness(card: int, trump: int) -> float:
+    """Higher for cards that cost less to give away: few points, weak, not trump."""
+    strength = R.TRUMP_STRENGTH[card & 7] + (8 if card >> 3 == trump else 0)
+    return -float(R.card_points(card, trump)) - strength / 20
+
+
+def _highest_unplayed_trump(state: np.ndarray, trump: int) -> int:
+    played = {int(c) for c in state[R.TRICK:R.TRICK + 32] if c >= 0}
+    live = [8 * trump + r for r in range(8) if 8 * trump + r not in played]
+    return max(live, key=lambda c: R.TRUMP_STRENGTH[c & 7]) if live else -1
+
+
+def heuristic_scores(state: np.ndarray, legal: list[int]) -> dict[int, tuple[float, str]]:
+    """``{card: (score, reason)}`` for the legal cards of the seat to act (higher is better)."""
+    seat, trump = int(state[R.CURRENT]), int(state[R.TRUMP])
+    table = np.full(4, 0, np.int64)
+    n = R.current_trick(state, table)
+    if n == 0:
+        return {c: _lead_score(state, seat, trump, c) for c in legal}
+    led = int(table[0]) >> 3
+    winning = R.winning_position(table, n, trump)
+    best = R.strength(int(table[winning]), trump, led)
+    partner_winning = winning == n - 2
+    scores = {}
+    for card in legal:
+        cheap = _cheapness(card, trump)
+        takes = R.strength(card, trump, led) > best
+        if partner_winning:
+            scores[card] = ((50 + float(R.card_points(card, trump)), "smear points on partner's trick") if n == 3
+                            else (cheap, "partner holds the trick: keep it cheap"))
+        elif takes:
+            scores[card] = (100 + cheap, "take the trick as cheaply as possible")
+        else:
+            scores[card] = (cheap, "cannot take the trick: discard low")
+    return scores
+
+
+def _lead_score(state: np.ndarray, seat: int, trump: int, card: int) -> tuple[float, str]:
+    makers = R.team_of(int(state[R.MAKER])) == R.team_of(seat)
+    if makers and card == _highest_unplayed_trump(state, trump):
+        return 200.0, "pull trumps with the highest one left"
+    if card >> 3 != trump and card & 7 == 7:
+        return 150.0 + _cheapness(card, trump), "lead a plain ace"
+    return _cheapness(card, trump), "lead the cheapest card"
+
+
+class HeuristicPolicy(BasePolicy):
+    """The rule-based baseline of the module docstring; deterministic (``seed`` unused)."""
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        state, _ = state_and_seat(info, "heuristic")
+        if int(state[R.PHASE]) == R.BIDDING:
+            return bid_action(state, mask)
+        scores = heuristic_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
+        return max(scores, key=lambda c: scores[c][0])
+
+
+# --- determinised search ----------------------------------------------------------------------------
+class SearchPolicy(BasePolicy):
+    """Perfect-information Monte Carlo: deal the unseen cards ``samples`` times consistently with what the
+    seat has seen (voids, trump limits), solve each open-hand deal exactly (``solver.alpha_beta``) and play
+    the card with the best mean value; trump choice is the heuristic's. ``stats.nodes``: solver nodes."""
+
+    def __init__(self, name: str = "search", seed: int | None = None, samples: int = 12) -> None:
+        super().__init__(name, seed)
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        self.samples = samples
+        self._table = new_table()
+
+    def card_means(self, state: np.ndarray, seat: int) -> dict[int, float]:
+        """Mean solved value (points for the seat's team) of each legal card over the samples."""
+        out = np.empty(R.NUM_CARDS, np.int64)
+        counter = np.zeros(1, np.int64)
+        total = np.zeros(R.NUM_CARDS, np.float64)
+        for _ in range(self.samples):
+            card_values(determinize(state, seat, self.rng), out, self._table, counter)
+            total += np.where(out > -INF, out, 0)
+        self.add_nodes(int(counter[0]))
+        legal = np.flatnonzero(out > -INF)
+        return {int(c): float(total[c] / self.samples) for c in legal}
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        state, seat = state_and_seat(info, "search")
+        if int(state[R.PHASE]) == R.BIDDING:
+            return bid_action(state, mask)
+        means = self.card_means(state, seat)
+        return max(means, key=lambda c: (means[c], -c))
+
+
+register_policy("klaverjas", "heuristic", HeuristicPolicy)
+register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12),))

@@ -1,0 +1,346 @@
+"""PPO self-play for Splendor: MaskablePPO on SplendorVectorEnv against an opponent pool.
+
+One learning seat per game (drawn at random each game); the other seats are played inside the
+env's step by the game's opponent, drawn when the game is dealt: ``random`` or ``greedy`` (inside
+numba) or a frozen past checkpoint of the learner (one batched forward pass per round of waiting
+games). Needs the ``[train]`` extra.
+
+    tabletop train splendor --steps 2_000_000 --out runs/ppo
+
+>>> cfg = TrainConfig(steps=4096, num_envs=32, out="runs/smoke")      # doctest: +SKIP
+>>> train(cfg)                                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..agents.ppo import PPOPolicy, check_meta, read_meta, save_model
+from .observe import OBSERVATION_VERSION, observation_size
+from .vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
+
+DEFAULT_MODEL = "ppo_splendor_2p.zip"
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of ``tabletop train splendor`` (the CLI flags have the same names)."""
+
+    steps: int = 2_000_000          # learner steps (env-steps of the learning seat)
+    out: str = "runs/ppo"           # checkpoints, eval.csv, TensorBoard logs, config.json
+    players: int = 2
+    num_envs: int = 256
+    n_steps: int = 64               # rollout length per game between updates
+    batch_size: int = 4096
+    epochs: int = 4
+    lr: float = 3e-4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    clip: float = 0.2
+    net: str = "256,256"            # hidden layer sizes of the policy and value networks
+    reward: str = "dense"           # "dense": + points gained / 15 each step; "sparse": end reward only
+    mix: str = "random=0.1,greedy=0.5,self=0.4"  # opponent kinds drawn per game
+    snapshot_every: int = 10        # updates between frozen snapshots added to the pool
+    pool_size: int = 20             # snapshots kept (the oldest are dropped)
+    eval_every: int = 250_000       # learner steps between evaluations
+    eval_games: int = 400
+    eval_opponents: str = "random,greedy"
+    checkpoint_every: int = 500_000
+    seed: int = 0
+    threads: int = 1                # torch threads; 1 is fastest on small, busy machines
+    resume: str = ""                # a checkpoint .zip to continue from
+    progress: bool = True
+
+
+def parse_mix(text: str) -> np.ndarray:
+    """``"random=0.1,greedy=0.5,self=0.4"`` -> probabilities over (random, greedy, self), summing to 1."""
+    weights = dict.fromkeys(("random", "greedy", "self"), 0.0)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        if key not in weights:
+            raise ValueError(f"--mix: unknown opponent {key!r} (known: random, greedy, self)")
+        try:
+            weights[key] = float(value)
+        except ValueError:
+            raise ValueError(f"--mix: {part!r} needs a number, as in greedy=0.5") from None
+        if weights[key] < 0:
+            raise ValueError(f"--mix: {key} has a negative weight")
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("--mix: the weights add up to 0")
+    return np.array([weights["random"], weights["greedy"], weights["self"]]) / total
+
+
+def validate(cfg: TrainConfig) -> None:
+    """One-line ``ValueError`` naming the first bad setting."""
+    positive = ("steps", "num_envs", "n_steps", "batch_size", "epochs", "snapshot_every", "pool_size",
+                "eval_every", "eval_games", "checkpoint_every", "threads")
+    for name in positive:
+        if getattr(cfg, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(cfg, name)}")
+    if cfg.players not in (2, 3, 4):
+        raise ValueError(f"--players must be 2, 3 or 4, got {cfg.players}")
+    if not 0 < cfg.lr < 1 or not 0 < cfg.gamma <= 1 or not 0 < cfg.gae_lambda <= 1:
+        raise ValueError("--lr must be in (0, 1) and --gamma, --gae-lambda in (0, 1]")
+    if cfg.reward not in ("dense", "sparse"):
+        raise ValueError(f"--reward must be dense or sparse, got {cfg.reward!r}")
+    hidden_layers(cfg.net)
+    parse_mix(cfg.mix)
+    for spec in eval_specs(cfg):
+        if spec not in ("random", "greedy"):
+            from ..agents import parse_spec
+
+            parse_spec(spec, "splendor")
+    if cfg.resume and not Path(cfg.resume).is_file():
+        raise ValueError(f"--resume: no checkpoint at {cfg.resume!r}")
+
+
+def hidden_layers(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) <= 0:
+        raise ValueError(f"--net must be comma-separated positive layer sizes such as 256,256, got {text!r}")
+    return sizes
+
+
+def eval_specs(cfg: TrainConfig) -> list[str]:
+    return [s.strip() for s in cfg.eval_opponents.split(",") if s.strip()]
+
+
+def model_meta(players: int) -> dict[str, Any]:
+    """What a Splendor model was trained on; ``PPOPolicy`` refuses a model whose metadata differs."""
+    return {"game": "splendor", "num_players": players, "observation_version": OBSERVATION_VERSION,
+            "observation_size": observation_size(players)}
+
+
+def default_model_path() -> Path:
+    return Path(str(resources.files("tabletop_rl") / "data" / DEFAULT_MODEL))
+
+
+def load_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
+    """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
+    resolved = default_model_path() if path == "default" else Path(path)
+    meta = read_meta(resolved)
+    expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
+    check_meta(meta, expected, resolved)
+    expected["observation_size"] = observation_size(int(meta.get("num_players", 2)))
+    return PPOPolicy(name, seed, resolved, expected)
+
+
+# --- the opponent pool -------------------------------------------------------------------------
+class SnapshotPool:
+    """Frozen copies of the learner's policy network; one of them plays the ``self`` games."""
+
+    def __init__(self, size: int, rng: np.random.Generator) -> None:
+        self.size = size
+        self.rng = rng
+        self.snapshots: list[Any] = []
+        self.active: Any = None
+
+    def add(self, policy: Any) -> None:
+        frozen = copy.deepcopy(policy).eval()
+        self.snapshots = (self.snapshots + [frozen])[-self.size:]
+
+    def pick(self) -> None:
+        """Choose the snapshot that plays the ``self`` games until the next pick."""
+        self.active = self.snapshots[self.rng.integers(len(self.snapshots))]
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            dist = self.active.get_distribution(torch.as_tensor(observations), action_masks=masks)
+            return dist.distribution.sample().numpy()
+
+
+def _opponent_kinds(mix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.choice(np.array([RANDOM, GREEDY, EXTERNAL]), size=n, p=mix)
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate (draws counted as half a win by the caller)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) -> dict[str, float]:
+    """Play ``games`` games (one per env, learner seat drawn per game) with the deterministic policy."""
+    import torch
+
+    hook = None if opponent in ("random", "greedy") else _SpecHook(opponent, seed)
+    env = SplendorVectorEnv(num_envs=games, opponent=hook or opponent, num_players=players)
+    if hook is not None:
+        hook.env = env
+    obs, info = env.reset(seed=seed)
+    outcome = np.full(games, np.nan)
+    while np.isnan(outcome).any():
+        with torch.no_grad():
+            dist = policy.get_distribution(torch.as_tensor(obs), action_masks=info["action_mask"])
+            actions = dist.distribution.probs.argmax(dim=1).numpy()
+        obs, _r, _t, _u, info = env.step(actions)
+        if "outcome" in info:
+            fresh = info["_outcome"] & np.isnan(outcome)
+            outcome[fresh] = info["outcome"][fresh]
+    wins, draws = float((outcome > 0).sum()), float((outcome == 0).sum())
+    low, high = wilson(wins + draws / 2, games)
+    return {"win_rate": (wins + draws / 2) / games, "low": low, "high": high, "wins": wins, "draws": draws}
+
+
+class _SpecHook:
+    """Plays the other seats with a policy spec (e.g. ``expectiminimax``), one policy object per seat."""
+
+    def __init__(self, spec: str, seed: int) -> None:
+        from ..agents import make_policy
+
+        self.policy = make_policy(spec, "splendor", seed=seed)
+        self.env: SplendorVectorEnv | None = None
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        from .game import SplendorGame
+
+        actions = np.empty(len(envs), np.int64)
+        for k, i in enumerate(envs):
+            game = SplendorGame._from_state(self.env.states[i].copy())
+            actions[k] = self.policy.act(observations[k], masks[k], {"game": game, "player": game.current_player})
+        return actions
+
+
+# --- training ------------------------------------------------------------------------------------
+def train(cfg: TrainConfig) -> Path:
+    """Train; returns the path of the final model (``<out>/final.zip``)."""
+    validate(cfg)
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
+
+    torch.set_num_threads(cfg.threads)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
+    rng = np.random.default_rng(cfg.seed)
+    mix = parse_mix(cfg.mix)
+    pool = SnapshotPool(cfg.pool_size, rng)
+    env = SplendorVectorEnv(num_envs=cfg.num_envs, opponent=pool, num_players=cfg.players, reward=cfg.reward)
+    venv = env.to_sb3()
+    venv.seed(cfg.seed)
+    if cfg.resume:
+        check_meta(read_meta(cfg.resume), model_meta(cfg.players), cfg.resume)
+        model = MaskablePPO.load(cfg.resume, env=venv, device="cpu")
+    else:
+        layers = hidden_layers(cfg.net)
+        model = MaskablePPO(
+            "MlpPolicy", venv, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.epochs,
+            learning_rate=cfg.lr, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
+            clip_range=cfg.clip, seed=cfg.seed, device="cpu", verbose=0,
+            policy_kwargs={"net_arch": {"pi": layers, "vf": layers}},
+        )
+    model.set_logger(configure(str(out / "logs"), ["csv", "tensorboard"]))
+    pool.add(model.policy)
+    pool.pick()
+    env.set_opponents(_opponent_kinds(mix, cfg.num_envs, rng), now=True)
+    callback = _SelfPlayCallback(cfg, env, pool, mix, rng, out, BaseCallback)
+    remaining = cfg.steps - model.num_timesteps
+    if remaining > 0:
+        model.learn(total_timesteps=remaining, callback=callback.sb3, reset_num_timesteps=not cfg.resume)
+    if callback.evaluated_at != model.num_timesteps:
+        callback.evaluate(model)
+    final = save_model(model, out / "final.zip", model_meta(cfg.players))
+    callback.close()
+    return final
+
+
+class _SelfPlayCallback:
+    """Pool refresh each rollout, snapshots, periodic evaluation, checkpoints and the progress line."""
+
+    def __init__(self, cfg: TrainConfig, env: SplendorVectorEnv, pool: SnapshotPool, mix: np.ndarray,
+                 rng: np.random.Generator, out: Path, base: type) -> None:
+        self.cfg, self.env, self.pool, self.mix, self.rng, self.out = cfg, env, pool, mix, rng, out
+        self.updates = 0
+        self.next_eval = cfg.eval_every
+        self.next_checkpoint = cfg.checkpoint_every
+        self.latest = ""
+        self.evaluated_at = -1
+        self.start = time.perf_counter()
+        self.start_steps: int | None = None
+        self._csv = (out / "eval.csv").open("a", newline="")
+        self._writer = csv.writer(self._csv)
+        owner = self
+
+        class Hooks(base):
+            def _on_rollout_start(self) -> None:
+                owner.rollout_start(self.model)
+
+            def _on_step(self) -> bool:
+                return True
+
+            def _on_rollout_end(self) -> None:
+                owner.rollout_end(self.model)
+
+        self.sb3 = Hooks()
+
+    def rollout_start(self, model: Any) -> None:
+        if self.start_steps is None:
+            self.start_steps = model.num_timesteps
+        self.pool.pick()
+        self.env.set_opponents(_opponent_kinds(self.mix, self.env.num_envs, self.rng))
+
+    def rollout_end(self, model: Any) -> None:
+        self.updates += 1
+        if self.updates % self.cfg.snapshot_every == 0:
+            self.pool.add(model.policy)
+        steps = model.num_timesteps
+        if steps >= self.next_eval:
+            self.next_eval += self.cfg.eval_every
+            self.evaluate(model)
+        if steps >= self.next_checkpoint:
+            self.next_checkpoint += self.cfg.checkpoint_every
+            save_model(model, self.out / "checkpoints" / f"step_{steps}.zip", model_meta(self.cfg.players))
+        if self.cfg.progress:
+            self.progress(model)
+
+    def evaluate(self, model: Any) -> None:
+        model.policy.eval()
+        results = []
+        for k, spec in enumerate(eval_specs(self.cfg)):
+            r = evaluate(model.policy, spec, self.cfg.eval_games, self.cfg.players, seed=10_000 + k)
+            results.append(f"{spec} {r['win_rate']:.0%} [{r['low']:.0%}, {r['high']:.0%}]")
+            model.logger.record(f"eval/{spec}_win_rate", r["win_rate"])
+            self._writer.writerow([model.num_timesteps, spec, self.cfg.eval_games, r["wins"], r["draws"],
+                                   f"{r['win_rate']:.4f}", f"{r['low']:.4f}", f"{r['high']:.4f}"])
+        self._csv.flush()
+        model.policy.train()
+        self.latest = ", ".join(results)
+        self.evaluated_at = model.num_timesteps
+
+    def progress(self, model: Any) -> None:
+        seconds = time.perf_counter() - self.start
+        done = model.num_timesteps - (self.start_steps or 0)
+        share = model.get_env().seconds / seconds if seconds else 0.0
+        print(f"\r{model.num_timesteps:>11,} / {self.cfg.steps:,} steps  {done / seconds:,.0f} steps/s  "
+              f"env {share:.0%}  eval: {self.latest or '-'}   ", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.cfg.progress:
+            print(file=sys.stderr)
+        self._csv.close()
+

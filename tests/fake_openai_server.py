@@ -1,0 +1,140 @@
+"""A loopback OpenAI-compatible chat server for tests (stdlib ``http.server`` in a thread).
+
+Each request is answered by the next scripted ``Answer`` (``server.push(...)``), or, when the script is
+empty, by ``responder(request_json)``. The default responder plays: it picks a move from the
+``enum`` of legal ids that ``legal_list=true`` puts in the JSON schema. Requests are kept in
+``server.requests`` (body and headers) for assertions.
+
+>>> with FakeOpenAIServer() as server:
+...     server.push(Answer.error(503, "busy"))
+...     len(server.script)
+1
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Answer:
+    """One HTTP answer: status, headers, a JSON body, and a delay before it is sent."""
+
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+    @classmethod
+    def reply(cls, text: str, finish_reason: str = "stop", usage: dict[str, Any] | None = None,
+              delay_s: float = 0.0) -> Answer:
+        """A chat completion whose message content is ``text``."""
+        body = {"id": "cmpl-test", "object": "chat.completion", "created": 0, "model": "fake-model",
+                "choices": [{"index": 0, "finish_reason": finish_reason,
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": usage or {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+        return cls(200, body, delay_s=delay_s)
+
+    @classmethod
+    def move(cls, action: Any, reasoning: str = "scripted", **kwargs: Any) -> Answer:
+        return cls.reply(json.dumps({"reasoning": reasoning, "action": action}), **kwargs)
+
+    @classmethod
+    def error(cls, status: int, message: str, headers: dict[str, str] | None = None) -> Answer:
+        return cls(status, {"error": {"message": message, "type": "test", "code": status}}, headers or {})
+
+    @classmethod
+    def error_in_200(cls, code: int, message: str) -> Answer:
+        """An HTTP 200 whose body is an error (as OpenRouter sends when a provider fails mid-request)."""
+        return cls(200, {"error": {"message": message, "code": code}})
+
+
+def legal_move_player(seed: int = 0) -> Callable[[dict[str, Any]], Answer]:
+    """A responder that picks uniformly among the legal ids in the request's JSON schema."""
+    rng = random.Random(seed)
+
+    def respond(request: dict[str, Any]) -> Answer:
+        schema = request["response_format"]["json_schema"]["schema"]
+        return Answer.move(rng.choice(schema["properties"]["action"]["enum"]), "a random legal move")
+
+    return respond
+
+
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer() as server: LLMPolicy(base_url=server.base_url, ...)``."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Answer] | None = None) -> None:
+        self.responder = responder or legal_move_player()
+        self.script: collections.deque[Answer] = collections.deque()
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def push(self, *answers: Answer) -> None:
+        self.script.extend(answers)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _answer(self, request: dict[str, Any], headers: dict[str, str]) -> Answer:
+        with self._lock:
+            self.requests.append({"body": request, "headers": headers})
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            scripted = self.script.popleft() if self.script else None
+        try:
+            answer = scripted or self.responder(request)
+            time.sleep(answer.delay_s)
+            return answer
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(Answer.error(404, f"no route {self.path}"))
+                return
+            length = int(self.headers.get("Content-Length", 0))
+            request = json.loads(self.rfile.read(length))
+            self._send(server._answer(request, {k.lower(): v for k, v in self.headers.items()}))
+
+        def _send(self, answer: Answer) -> None:
+            data = json.dumps(answer.body).encode()
+            try:
+                self.send_response(answer.status)
+                for key, value in {"Content-Type": "application/json", **answer.headers}.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (a timeout test)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler

@@ -1,0 +1,172 @@
+"""The ParallelEnv, its AEC view, the RL action space and the fog of war."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
+
+from tabletop_rl.space_conquest import rules as R
+from tabletop_rl.space_conquest import space_conquest_aec_env, space_conquest_env
+from tabletop_rl.space_conquest.env import flat_mask
+from tabletop_rl.space_conquest.game import SpaceConquestGame
+from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, player_view
+from tabletop_rl.space_conquest.policies import plan_orders
+
+
+def test_parallel_api_and_seed_tests():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(space_conquest_env(), num_cycles=300)
+        parallel_seed_test(space_conquest_env)
+
+
+def test_aec_view_passes_the_aec_api_test():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(space_conquest_aec_env(), num_cycles=100)
+
+
+def stay_action() -> np.ndarray:
+    return np.concatenate([np.arange(R.NUM_STARS), np.zeros(R.NUM_STARS, np.int64)])
+
+
+def test_rl_action_sends_the_chosen_share_of_ships():
+    game = SpaceConquestGame(seed=3)
+    home = game.home(0)
+    R.star_at(home)
+    game.state[R.star_at(home) + R.S_SHIPS] = 7
+    for share, sent in [(0, 2), (1, 4), (2, 6), (3, 7)]:
+        action = stay_action()
+        action[home] = (home + 1) % R.NUM_STARS
+        action[R.NUM_STARS + home] = share
+        orders = np.zeros((2, R.MAX_ORDERS, 3), np.int64)
+        counts = np.zeros(2, np.int64)
+        decode_action(game.state, 0, action, orders, counts)
+        assert counts[0] == 1 and tuple(orders[0, 0]) == (home, (home + 1) % R.NUM_STARS, sent)
+    enemy_home = game.home(1)
+    action = stay_action()
+    action[enemy_home] = home  # not my star: means stay
+    decode_action(game.state, 0, action, orders, counts)
+    assert counts[0] == 0
+
+
+def test_mask_allows_moves_only_from_own_stars_with_ships():
+    game = SpaceConquestGame(seed=3)
+    home = game.home(0)
+    _, mask = encode(game.state, 0)
+    dest = mask[:SHARE_MASK].reshape(R.NUM_STARS, R.NUM_STARS)
+    assert dest[home].all() and dest.sum() == R.NUM_STARS + R.NUM_STARS - 1
+    game.state[R.star_at(home) + R.S_SHIPS] = 0
+    _, mask = encode(game.state, 0)
+    assert mask[:SHARE_MASK].sum() == R.NUM_STARS and mask[SHARE_MASK:].sum() == R.NUM_STARS
+
+
+def test_json_orders_through_the_env_and_errors_in_the_next_infos():
+    env = space_conquest_env()
+    env.reset(seed=5)
+    home = env.game.home_letter(0)
+    good = {"from": home, "to": env.game.nearest_letter(home), "ships": 2}
+    _, _, _, _, infos = env.step({"player_0": json.dumps({"moves": [good, {"from": "X", "to": "A", "ships": 1}]}),
+                                  "player_1": stay_action()})
+    assert [e["index"] for e in infos["player_0"]["errors"]] == [1] and infos["player_1"]["errors"] == []
+    assert env.game.history[-1][0] == [(env.game.home(0), R.LETTERS.index(good["to"]), 2)]
+    with pytest.raises(ValueError, match="MultiDiscrete"):
+        env.step({"player_0": [1, 2, 3]})
+    with pytest.raises(ValueError, match="unknown agent"):
+        env.step({"player_9": None})
+
+
+def test_episode_ends_with_zero_sum_rewards_and_no_agents():
+    env = space_conquest_env(max_turns=300)
+    env.reset(seed=2)
+    rewards = {}
+    while env.agents:
+        actions = {a: plan_orders(player_view(env.game, p)) if p == 0 else stay_action()
+                   for p, a in enumerate(env.agents)}
+        _, rewards, terms, truncs, infos = env.step(actions)
+    assert rewards == {"player_0": 1.0, "player_1": -1.0} and all(terms.values()) and not any(truncs.values())
+    assert infos["player_0"]["result"]["end"] == "capture"
+    with pytest.raises(ValueError, match="reset"):
+        env.step({})
+
+
+def test_reset_from_a_saved_game_and_flat_mask():
+    game = SpaceConquestGame(seed=4)
+    game.step(None, None)
+    env = space_conquest_env()
+    obs, infos = env.reset(options={"game": game.to_json()})
+    assert env.game == game and infos["player_0"]["turn"] == 2
+    assert np.array_equal(flat_mask(obs["player_0"]), encode(game.state, 0)[1].astype(bool))
+
+
+# --- fog of war -------------------------------------------------------------------------------------
+def played(seed: int, turns: int) -> SpaceConquestGame:
+    game = SpaceConquestGame(seed=seed)
+    for _ in range(turns):
+        if game.is_over:
+            break
+        game.step(plan_orders(player_view(game, 0)), plan_orders(player_view(game, 1)))
+    return game
+
+
+def observer_outputs(game: SpaceConquestGame, p: int) -> tuple:
+    obs, mask = encode(game.state, p)
+    return obs.tobytes(), mask.tobytes(), json.dumps(player_view(game, p), sort_keys=True)
+
+
+def hide_from(game: SpaceConquestGame, p: int, rng: np.random.Generator) -> None:
+    """Change everything ``p`` has not seen: the other seat's fleets, knowledge and totals, the RNG,
+    and the owner, ships and (if never visited by ``p``) RU of every star ``p`` does not own."""
+    s = game.state
+    q = 1 - p
+    for i in range(int(s[R.NUM_FLEETS])):
+        f = R.fleet_at(i)
+        if s[f + R.F_OWNER] == q:
+            s[f + R.F_SHIPS] += int(rng.integers(1, 50))
+            s[f + R.F_DEST] = int(rng.integers(R.NUM_STARS))
+    n = int(s[R.NUM_FLEETS])
+    s[R.fleet_at(n):R.fleet_at(n) + R.F_SIZE] = (q, 0, 1, 30, 2, 3, 1)
+    s[R.NUM_FLEETS] = n + 1
+    s[R.KNOW + q * R.NUM_STARS * R.K_SIZE:R.KNOW + (q + 1) * R.NUM_STARS * R.K_SIZE] = rng.integers(-2, 9, R.NUM_STARS * R.K_SIZE)
+    s[R.TALLY + q * R.T_SIZE:R.TALLY + (q + 1) * R.T_SIZE] = rng.integers(0, 9, R.T_SIZE)
+    s[R.RNG] = int(rng.integers(1 << 62))
+    for star in range(R.NUM_STARS):
+        b = R.star_at(star)
+        if s[b + R.S_OWNER] == p:
+            continue
+        s[b + R.S_OWNER] = int(rng.choice([R.NOBODY, q]))
+        s[b + R.S_SHIPS] = int(rng.integers(0, 60))
+        if not s[R.know_at(p, star) + R.K_VISITED]:
+            s[b + R.S_RU] = int(rng.integers(1, 4))
+    for row in game.log[1:game.log[0, 0] + 1]:  # events that concern only the other seat
+        if row[R.E_KIND] != R.EV_COMBAT and row[R.E_PLAYER] == q:
+            row[R.E_A:R.E_E + 1] = rng.integers(0, 16, 5)
+
+
+@pytest.mark.parametrize("seed, turns", [(1, 0), (2, 5), (3, 12), (4, 20)])
+def test_changing_what_a_player_has_not_seen_leaves_its_observation_unchanged(seed, turns):
+    game = played(seed, turns)
+    rng = np.random.default_rng(seed)
+    for p in range(2):
+        before = observer_outputs(game, p)
+        changed = game.clone()
+        hide_from(changed, p, rng)
+        assert not np.array_equal(changed.state, game.state)
+        assert observer_outputs(changed, p) == before
+        changed.state[R.star_at(changed.home(p)) + R.S_SHIPS] += 1  # something p does see
+        assert observer_outputs(changed, p)[0] != before[0]
+
+
+def test_last_seen_ownership_does_not_follow_later_changes():
+    game = SpaceConquestGame(seed=6)
+    star = next(s for s in range(R.NUM_STARS) if game.star(s)["home_of"] is None)
+    game.state[R.star_at(star) + R.S_SHIPS] = 3
+    R.resolve_star(game.state, game.log, star, np.array([2, 0]))  # player 0 attacks and fails
+    R.resolve_star(game.state, game.log, star, np.array([0, 6]))  # later player 1 takes it, unseen by 0
+    view = player_view(game, 0)["stars"][star]
+    assert (view["owner"], view["ships"], view["ru"]) == ("npc", 2, game.star(star)["ru"])
+    assert player_view(game, 1)["stars"][star]["owner"] == "you"
+    unvisited = [v for v in player_view(game, 0)["stars"] if v["owner"] == "unknown"]
+    assert len(unvisited) == 14 and all(v["ru"] is None and v["ships"] is None for v in unvisited)

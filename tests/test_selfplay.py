@@ -1,0 +1,99 @@
+"""PPO self-play training end to end (needs the [train] extra): checkpoints load as policies, play legal
+moves, resume continues the step count, and a model for another observation layout is refused."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from tabletop_rl.agents import make_policy  # noqa: E402
+from tabletop_rl.agents.ppo import META_FILE  # noqa: E402
+from tabletop_rl.splendor import SplendorGame  # noqa: E402
+from tabletop_rl.splendor.observe import observe  # noqa: E402
+from tabletop_rl.splendor.selfplay import TrainConfig, parse_mix, train, validate, wilson  # noqa: E402
+
+pytestmark = pytest.mark.train
+
+
+def small(out, **changes) -> TrainConfig:
+    base = dict(steps=2048, out=str(out), num_envs=32, n_steps=32, batch_size=512, epochs=1, net="32,32",
+                snapshot_every=1, eval_every=1024, eval_games=16, checkpoint_every=1024, progress=False)
+    return TrainConfig(**{**base, **changes})
+
+
+def play_with(policy, seed: int) -> SplendorGame:
+    g = SplendorGame(2, seed=seed)
+    while not g.is_over:
+        g.step(policy.act(observe(g.state, g.current_player), g.legal_mask(), {}))
+    return g
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ppo")
+    return out, train(small(out))
+
+
+def test_training_writes_checkpoints_evaluations_and_a_final_model(trained):
+    out, final = trained
+    assert final.is_file() and sorted(p.name for p in (out / "checkpoints").iterdir())
+    rows = (out / "eval.csv").read_text().splitlines()
+    assert {r.split(",")[1] for r in rows} == {"random", "greedy"}
+    assert json.loads((out / "config.json").read_text())["steps"] == 2048
+    assert (out / "logs" / "progress.csv").is_file()
+
+
+def test_a_checkpoint_loads_as_a_policy_and_plays_legal_moves(trained):
+    out, final = trained
+    for path in [final, *sorted((out / "checkpoints").iterdir())]:
+        game = play_with(make_policy(f"ppo:{path}", seed=0), seed=3)
+        assert game.is_over
+
+
+def test_resume_continues_the_step_count(trained, tmp_path):
+    _, final = trained
+    resumed = train(small(tmp_path, steps=4096, resume=str(final)))
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(resumed).num_timesteps >= 4096
+    assert MaskablePPO.load(final).num_timesteps < 4096
+
+
+def test_a_model_for_another_observation_layout_is_refused(trained, tmp_path):
+    _, final = trained
+    stale = tmp_path / "stale.zip"
+    with zipfile.ZipFile(final) as src, zipfile.ZipFile(stale, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == META_FILE:
+                data = json.dumps({**json.loads(data), "observation_version": 0}).encode()
+            dst.writestr(item, data)
+    with pytest.raises(ValueError, match="observation_version=0.*needs observation_version=1"):
+        make_policy(f"ppo:{stale}")
+    with pytest.raises(ValueError, match="does not exist"):
+        make_policy(f"ppo:{tmp_path / 'missing.zip'}")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"steps": 0}, "--steps must be positive"),
+    ({"players": 5}, "--players"),
+    ({"mix": "random=1,strong=2"}, "unknown opponent 'strong'"),
+    ({"mix": "random=0"}, "add up to 0"),
+    ({"net": "64,x"}, "--net"),
+    ({"eval_opponents": "random,nobody"}, "nobody"),
+    ({"resume": "nowhere.zip"}, "--resume"),
+])
+def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
+    with pytest.raises(ValueError, match=message):
+        validate(small(tmp_path, **changes))
+
+
+def test_mix_and_wilson():
+    np.testing.assert_allclose(parse_mix("random=1,greedy=1,self=2"), [0.25, 0.25, 0.5])
+    low, high = wilson(50, 100)
+    assert low < 0.5 < high and high - low == pytest.approx(0.19, abs=0.01)
