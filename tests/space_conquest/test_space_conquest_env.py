@@ -9,7 +9,6 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 
 from tabletop_rl.space_conquest import rules as R
 from tabletop_rl.space_conquest import space_conquest_aec_env, space_conquest_env
-from tabletop_rl.space_conquest.env import flat_mask
 from tabletop_rl.space_conquest.game import SpaceConquestGame
 from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, player_view
 from tabletop_rl.space_conquest.policies import plan_orders
@@ -35,7 +34,6 @@ def stay_action() -> np.ndarray:
 def test_rl_action_sends_the_chosen_share_of_ships():
     game = SpaceConquestGame(seed=3)
     home = game.home(0)
-    R.star_at(home)
     game.state[R.star_at(home) + R.S_SHIPS] = 7
     for share, sent in [(0, 2), (1, 4), (2, 6), (3, 7)]:
         action = stay_action()
@@ -92,13 +90,13 @@ def test_episode_ends_with_zero_sum_rewards_and_no_agents():
         env.step({})
 
 
-def test_reset_from_a_saved_game_and_flat_mask():
+def test_reset_from_a_saved_game():
     game = SpaceConquestGame(seed=4)
     game.step(None, None)
     env = space_conquest_env()
     obs, infos = env.reset(options={"game": game.to_json()})
     assert env.game == game and infos["player_0"]["turn"] == 2
-    assert np.array_equal(flat_mask(obs["player_0"]), encode(game.state, 0)[1].astype(bool))
+    assert np.array_equal(obs["player_0"]["action_mask"], encode(game.state, 0)[1])
 
 
 # --- fog of war -------------------------------------------------------------------------------------
@@ -129,7 +127,8 @@ def hide_from(game: SpaceConquestGame, p: int, rng: np.random.Generator) -> None
     n = int(s[R.NUM_FLEETS])
     s[R.fleet_at(n):R.fleet_at(n) + R.F_SIZE] = (q, 0, 1, 30, 2, 3, 1)
     s[R.NUM_FLEETS] = n + 1
-    s[R.KNOW + q * R.NUM_STARS * R.K_SIZE:R.KNOW + (q + 1) * R.NUM_STARS * R.K_SIZE] = rng.integers(-2, 9, R.NUM_STARS * R.K_SIZE)
+    other_knowledge = slice(R.know_at(q, 0), R.know_at(q, 0) + R.NUM_STARS * R.K_SIZE)
+    s[other_knowledge] = rng.integers(-2, 9, R.NUM_STARS * R.K_SIZE)
     s[R.TALLY + q * R.T_SIZE:R.TALLY + (q + 1) * R.T_SIZE] = rng.integers(0, 9, R.T_SIZE)
     s[R.RNG] = int(rng.integers(1 << 62))
     for star in range(R.NUM_STARS):

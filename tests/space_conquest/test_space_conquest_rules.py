@@ -288,8 +288,8 @@ def test_turn_cap_scores_ru_then_ships_then_draw():
 
 # --- saving, loading, replay -----------------------------------------------------------------------
 def play_some(game: SpaceConquestGame, turns: int) -> None:
-    from tabletop_rl.space_conquest.policies import plan_orders
     from tabletop_rl.space_conquest.observe import player_view
+    from tabletop_rl.space_conquest.policies import plan_orders
 
     for _ in range(turns):
         if game.is_over:

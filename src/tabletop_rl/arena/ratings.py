@@ -60,27 +60,25 @@ def bradley_terry(wins: np.ndarray, prior_draws: float = PRIOR_DRAWS, tol: float
 
 
 def bootstrap_bradley_terry(pair_games: list[tuple[int, int, float]], size: int, samples: int = 200,
-                            seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """2.5% and 97.5% quantiles of Bradley-Terry log-strengths over ``samples`` resamples of the games.
-
-    ``pair_games`` holds ``(i, j, score_i)`` per game (score 1, 0.5 or 0). The low/high are of the
-    strengths relative to the mean, like ``bradley_terry``.
-    """
+                            seed: int = 0) -> np.ndarray:
+    """Bradley-Terry log-strengths refitted on ``samples`` resamples (with replacement) of the games:
+    an array ``[samples, size]`` whose quantiles give intervals. ``pair_games`` holds ``(i, j, score_i)``
+    per game (score 1, 0.5 or 0)."""
     rng = np.random.default_rng(seed)
     rows = np.asarray(pair_games, np.float64).reshape(-1, 3)
     fits = np.empty((samples, size))
     for s in range(samples):
-        pick = rows[rng.integers(len(rows), size=len(rows))]
-        fits[s] = bradley_terry(win_matrix(pick, size))
-    return np.quantile(fits, 0.025, axis=0), np.quantile(fits, 0.975, axis=0)
+        fits[s] = bradley_terry(win_matrix(rows[rng.integers(len(rows), size=len(rows))], size))
+    return fits
 
 
 def win_matrix(pair_games: np.ndarray | list[tuple[int, int, float]], size: int) -> np.ndarray:
     """``wins[i, j]`` summed from ``(i, j, score_i)`` rows (each row also credits ``j`` with ``1 - score_i``)."""
+    rows = np.asarray(pair_games, np.float64).reshape(-1, 3)
+    i, j, score = rows[:, 0].astype(int), rows[:, 1].astype(int), rows[:, 2]
     wins = np.zeros((size, size))
-    for i, j, score in np.asarray(pair_games, np.float64).reshape(-1, 3):
-        wins[int(i), int(j)] += score
-        wins[int(j), int(i)] += 1 - score
+    np.add.at(wins, (i, j), score)
+    np.add.at(wins, (j, i), 1 - score)
     return wins
 
 

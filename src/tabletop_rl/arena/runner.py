@@ -8,23 +8,29 @@
 from __future__ import annotations
 
 import signal
+import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, Any
 
+from ..agents.llm import ForfeitError
+from ..agents.llm_client import FatalLLMError, LLMUnavailableError
+from . import llm as arena_llm
 from .games import get_adapter
 from .progress import Progress
 from .report import write_report
 from .results import append_game, open_games, prepare_run
 from .schedule import Match, check_players, derive_seed, schedule
 
-_POLICIES: dict[tuple[str, str], Any] = {}  # per process: built once, reset with a fresh seed every game
+# Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
+_POLICIES: dict[tuple[str, str, int], Any] = {}
 
 
 def default_out_dir(game: str = "splendor") -> Path:
@@ -45,7 +51,7 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
     for spec in players:
         policy = make_policy(spec, game=game, seed=0)
         names.append(policy.name)
-        _POLICIES[(game, policy.name)] = policy
+        _POLICIES[(game, policy.name, threading.get_ident())] = policy
     check_players(names, num_players)
     return names
 
@@ -53,9 +59,10 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
 def policy_for(game: str, spec: str) -> Any:
     from ..agents import make_policy
 
-    if (game, spec) not in _POLICIES:
-        _POLICIES[(game, spec)] = make_policy(spec, game=game, seed=0)
-    return _POLICIES[(game, spec)]
+    key = (game, spec, threading.get_ident())
+    if key not in _POLICIES:
+        _POLICIES[key] = make_policy(spec, game=game, seed=0)
+    return _POLICIES[key]
 
 
 def play_match(game: str, match: Match, num_players: int, max_plies: int | None) -> dict[str, Any]:
@@ -63,16 +70,28 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None)
     and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating.
 
     Each seat's policy is reset with ``derive_seed(match.seed, seat)``, so the record's seed and
-    seats replay the same game (for policies whose budget is not wall time).
+    seats replay the same game (for policies whose budget is not wall time). LLM players
+    (arena/llm.py): a forfeit loses the game; a match whose server stayed unavailable is played again
+    up to ``VOID_RERUNS`` times and otherwise comes back with ``void`` set; a refused request
+    (``FatalLLMError``) stops the run.
     """
+    for rerun in range(arena_llm.VOID_RERUNS + 1):
+        record = _play_once(game, match, num_players, max_plies)
+        if not record.get("void"):
+            break
+    if rerun:
+        record["void_reruns"] = rerun
+    return record
+
+
+def _play_once(game: str, match: Match, num_players: int, max_plies: int | None) -> dict[str, Any]:
     adapter = get_adapter(game)
     start = time.perf_counter()
     state = adapter.new_game(match.seed, num_players, max_plies)
     n = len(match.seats)
     moves, decisions, seconds, nodes = [], [0] * n, [0.0] * n, [0] * n
-    seat, error, trace = -1, None, None
+    seat, error, trace, policies, notes, forfeit, void = -1, None, None, [], [], None, None
     try:
-        policies = []
         for seat, spec in enumerate(match.seats):
             policies.append(policy_for(game, spec))
             reset = getattr(policies[-1], "reset", None)
@@ -87,11 +106,18 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None)
             decisions[seat] += 1
             adapter.step(state, action)
             moves.append(adapter.move_name(action))
+            notes.append(arena_llm.move_note(policies[seat]))
         nodes = [int(getattr(getattr(p, "stats", None), "nodes", 0)) for p in policies]
+    except FatalLLMError:
+        raise  # a refused request (a bad key, an unknown model): playing on cannot help
+    except LLMUnavailableError as e:
+        void = f"seat {seat} ({match.seats[seat]}): {e}"
+    except ForfeitError as e:
+        forfeit = e.seat
     except Exception as e:  # a policy's bug must not stop the tournament
         error = f"seat {seat} ({match.seats[seat]}) raised {type(e).__name__}: {e}"
         trace = traceback.format_exc(limit=-4)
-    return {
+    record = {
         "index": match.index, "game": game, "num_players": num_players, "max_plies": max_plies,
         "deal": match.deal, "seed": match.seed, "seats": list(match.seats), "moves": moves, "plies": len(moves),
         "scores": adapter.scores(state), "winners": adapter.winners(state) if error is None else [],
@@ -99,6 +125,8 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None)
         "error": error, "error_seat": seat if error else None, "traceback": trace,
         "decisions": decisions, "time_s": seconds, "nodes": nodes, "wall_s": time.perf_counter() - start,
     }
+    arena_llm.add_llm_outcome(record, policies, notes, forfeit, void)
+    return record
 
 
 def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greedy"), games: int = 10,
@@ -119,6 +147,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     names = canonical_players(players, game, num_players)
+    threads = any(arena_llm.is_llm(policy_for(game, name)) for name in names)
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     config = {"game": game, "players": names, "games": games, "seed": seed, "num_players": num_players,
@@ -126,10 +155,16 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     records = prepare_run(out, config, resume)
     done = {r["index"] for r in records}
     todo = [m for m in matches if m.index not in done]
-    bar = Progress(len(matches), len(done), stream=log) if progress else None
+    bar = None
+    if progress:
+        print(f"arena {game}: {', '.join(names)}; {games} games per table, {num_players} players, seed {seed}, "
+              f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""),
+              file=log or sys.stderr)
+        bar = Progress(len(matches), len(done), stream=log)
     with open_games(out) as fh:
-        for record in _play_all(todo, game, num_players, config["max_plies"], jobs):
-            append_game(fh, record)
+        for record in _play_all(todo, game, num_players, config["max_plies"], jobs, threads):
+            if not record.get("void"):  # a void game is not written, so --resume plays it again
+                append_game(fh, record)
             records.append(record)
             if bar is not None:
                 crashed = sum(1 for r in records if r["error"])
@@ -140,15 +175,19 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
 
 
 def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None,
-              jobs: int) -> Iterator[dict[str, Any]]:
-    """Records as games finish: in this process for ``jobs=1``, else in ``jobs`` spawned workers."""
+              jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
+    """Records as games finish: in this process for ``jobs=1``, else in ``jobs`` spawned workers, or
+    ``jobs`` threads when ``threads`` (LLM players wait on the network, not the CPU)."""
     if jobs == 1 or len(todo) <= 1:
         for match in todo:
             yield play_match(game, match, num_players, max_plies)
         return
-    # spawn: numba and fork do not mix, and workers then start the same on every platform.
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
-                               initializer=_ignore_interrupt)
+    if threads:
+        pool: ThreadPoolExecutor | ProcessPoolExecutor = ThreadPoolExecutor(max_workers=min(jobs, len(todo)))
+    else:
+        # spawn: numba and fork do not mix, and workers then start the same on every platform.
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
+                                   initializer=_ignore_interrupt)
     try:
         pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies) for m in todo}
         while pending:

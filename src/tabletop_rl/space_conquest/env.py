@@ -3,9 +3,9 @@
 Agents ``player_0`` and ``player_1`` act together each step (= one turn). An action is either the
 RL ``MultiDiscrete`` vector of observe.py or JSON orders ``{"moves": [...]}`` (dict or text); bad JSON
 moves are skipped and reported in the next step's ``infos[agent]["errors"]``. Observations are
-``{"observation": float32[OBS_SIZE], "action_mask": (int8[16],) * 16 + (int8[4],) * 16}`` under fog of
-war: the mask is a tuple with one mask per action dimension, gymnasium's form for ``MultiDiscrete``
-(``action_space.sample(mask=...)``); ``flat_mask(obs)`` concatenates it for sb3-contrib's MaskablePPO. Rewards are 0
+``{"observation": float32[OBS_SIZE], "action_mask": int8[MASK_SIZE]}`` under fog of war: the mask is
+the per-dimension masks concatenated (sb3-contrib MaskablePPO's form); the action space's ``sample``
+takes it as it is, or gymnasium's tuple of per-dimension masks. Rewards are 0
 until the end, then +1 / -1 (0 each for a draw); the end (a home taken, or the turn cap scored by RU
 then ships) is a termination.
 
@@ -76,9 +76,10 @@ class raw_env(ParallelEnv):
         self.render_mode, self.render_viewer = render_mode, render_viewer
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
-        self.observation_spaces = {a: spaces.Dict({"observation": O.observation_box(), "action_mask": mask_space()})
+        mask_box = spaces.Box(0, 1, (O.MASK_SIZE,), np.int8)
+        self.observation_spaces = {a: spaces.Dict({"observation": O.observation_box(), "action_mask": mask_box})
                                    for a in AGENTS}
-        self.action_spaces = {a: O.action_space() for a in AGENTS}
+        self.action_spaces = {a: O.action_space() for a in AGENTS}  # seeded by the caller, as gymnasium's
         self.game: SpaceConquestGame | None = None
         self._seeds = np.random.SeedSequence()
 
@@ -111,7 +112,7 @@ class raw_env(ParallelEnv):
         return self._observations(), {a: {"turn": self.game.turn, "errors": []} for a in AGENTS}
 
     def _observations(self) -> dict[str, dict[str, Any]]:
-        return {a: {"observation": self._obs[p].copy(), "action_mask": mask_tuple(self._masks[p])}
+        return {a: {"observation": self._obs[p].copy(), "action_mask": self._masks[p].copy()}
                 for p, a in enumerate(AGENTS)}
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -135,8 +136,7 @@ class raw_env(ParallelEnv):
                 game._counts[p] = j + 1
         step_core(game.state, game.log, game._orders, game._counts, vectors[0], vectors[1], use[0], use[1],
                   self._obs, self._masks)
-        game.history.append([[tuple(int(v) for v in game._orders[p, j]) for j in range(game._counts[p])]
-                             for p in range(2)])
+        game.record_orders()
         game.errors = [c.errors if c else [] for c in checks]
         over = game.is_over
         rewards = dict.fromkeys(AGENTS, 0.0)
@@ -145,7 +145,7 @@ class raw_env(ParallelEnv):
         observations = self._observations()
         infos = {a: {"turn": game.turn, "errors": game.errors[p]} for p, a in enumerate(AGENTS)}
         if over:
-            for p, a in enumerate(AGENTS):
+            for a in AGENTS:
                 infos[a]["result"] = game.result()
             self.agents = []
         if self.render_mode == "human":
@@ -168,30 +168,12 @@ class raw_env(ParallelEnv):
         pass
 
 
-def mask_space() -> spaces.Tuple:
-    """One 0/1 mask per action dimension (see observe.py)."""
-    return spaces.Tuple([spaces.Box(0, 1, (int(n),), np.int8) for n in O.ACTION_NVEC])
-
-
-def mask_tuple(flat: np.ndarray) -> tuple[np.ndarray, ...]:
-    """A copy of the flat mask, split per action dimension (views of one fresh array)."""
-    grid = flat.copy()
-    dest = grid[:O.SHARE_MASK].reshape(R.NUM_STARS, R.NUM_STARS)
-    share = grid[O.SHARE_MASK:].reshape(R.NUM_STARS, O.SHARES)
-    return (*dest, *share)
-
-
-def flat_mask(observation: Mapping[str, Any]) -> np.ndarray:
-    """The observation's action mask as one flat bool array (sb3-contrib MaskablePPO's form)."""
-    return np.concatenate(observation["action_mask"]).astype(bool)
-
-
 _EMPTY = np.zeros(O.ACTION_NVEC.size, np.int64)
 
 
 def _action_vector(action: Any) -> np.ndarray:
     vector = np.asarray(action)
-    if vector.shape != (O.ACTION_NVEC.size,) or not np.issubdtype(vector.dtype, np.integer):
+    if vector.shape != (O.ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
         raise ValueError(f"an RL action is {O.ACTION_NVEC.size} integers (MultiDiscrete), got shape {vector.shape} "
                          f"of {vector.dtype}; or give JSON orders {{'moves': [...]}}")
     return vector.astype(np.int64, copy=False)

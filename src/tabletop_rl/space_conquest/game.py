@@ -52,7 +52,7 @@ class SpaceConquestGame:
         self.max_turns = int(max_turns)
         self.loss_model = loss_model
         self.state, self.log = R.new_game(self.seed, self.max_turns, R.LOSS_MODELS.index(loss_model))
-        self.history: list[list[Moves]] = []  # per turn, per seat: the moves that executed
+        self._history: list[tuple[np.ndarray, np.ndarray]] = []  # per turn: the orders that executed, counts
         self.errors: list[list[dict[str, Any]]] = [[], []]  # last turn's order errors, per seat
         self._orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
         self._counts = np.zeros(R.NUM_PLAYERS, np.int64)
@@ -74,13 +74,27 @@ class SpaceConquestGame:
     def play_moves(self, moves: list[Moves]) -> None:
         """Play one turn from already validated moves ``[(origin, destination, ships), ...]`` per seat."""
         self._require_playing()
+        self._set_orders(moves)
+        self.errors = [[], []]
+        R.advance(self.state, self.log, self._orders, self._counts)
+        self.record_orders()
+
+    def _set_orders(self, moves: list[Moves]) -> None:
         for p, seat_moves in enumerate(moves):
             self._counts[p] = len(seat_moves)
             for j, move in enumerate(seat_moves):
                 self._orders[p, j] = move
-        self.history.append([list(m) for m in moves])
-        self.errors = [[], []]
-        R.advance(self.state, self.log, self._orders, self._counts)
+
+    def record_orders(self) -> None:
+        """Keep the orders just played (in ``_orders``/``_counts``) for saving and replay."""
+        width = int(self._counts.max())
+        self._history.append((self._orders[:, :width].copy(), self._counts.copy()))
+
+    @property
+    def history(self) -> list[list[Moves]]:
+        """Per turn played, per seat: the moves that executed, ``(origin, destination, ships)``."""
+        return [[[tuple(int(v) for v in orders[p, j]) for j in range(counts[p])] for p in range(R.NUM_PLAYERS)]
+                for orders, counts in self._history]
 
     def _require_playing(self) -> None:
         if self.is_over:
@@ -210,8 +224,12 @@ class SpaceConquestGame:
             raise ValueError("save: state is too long")
         game.state[R.FLEETS:R.FLEETS + len(rest)] = rest
         check_state(game.state)
-        game.history = [[[(star_index(o), star_index(d), int(n)) for o, d, n in seat] for seat in turn]
-                        for turn in data["history"]]
+        for turn in data["history"]:
+            try:
+                game._set_orders([[(star_index(o), star_index(d), int(n)) for o, d, n in seat] for seat in turn])
+            except (TypeError, ValueError):
+                raise ValueError(f"save: bad history entry {turn!r}") from None
+            game.record_orders()
         game.errors = data["errors"]
         rows = [_int_list(row, "log") for row in data["log"]]
         game.log[0, 0] = len(rows)

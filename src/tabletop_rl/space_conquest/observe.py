@@ -15,7 +15,7 @@ only "stay"/share 0 there, and every choice at a star of yours with ships.
 >>> from tabletop_rl.space_conquest.game import SpaceConquestGame
 >>> g = SpaceConquestGame(seed=2)
 >>> obs, mask = encode(g.state, 0)
->>> obs.shape == (OBS_SIZE,), int(mask.sum()) == 16 + 16 + 16 + 3   # only the home star may move
+>>> obs.shape == (OBS_SIZE,), int(mask.sum()) == 16 + 15 + 16 + 3   # only the home star may move
 (True, True)
 """
 
@@ -30,6 +30,8 @@ from numba import njit
 from . import rules as R
 from .game import SpaceConquestGame, event_dict
 from .orders import move_dict
+
+NUM_STARS = R.NUM_STARS
 
 SHARES = 4
 ACTION_NVEC = np.array([R.NUM_STARS] * R.NUM_STARS + [SHARES] * R.NUM_STARS, np.int64)
@@ -50,8 +52,29 @@ def observation_box() -> spaces.Box:
     return spaces.Box(0.0, np.inf, (OBS_SIZE,), np.float32)
 
 
-def action_space() -> spaces.MultiDiscrete:
-    return spaces.MultiDiscrete(ACTION_NVEC)
+class OrdersSpace(spaces.MultiDiscrete):
+    """The RL action space: a ``MultiDiscrete`` whose ``sample`` also takes the flat mask.
+
+    >>> space = action_space(); _ = space.seed(0)
+    >>> _, mask = encode(SpaceConquestGame(seed=2).state, 0)
+    >>> int((space.sample(mask)[:NUM_STARS] != np.arange(NUM_STARS)).sum()) <= 1
+    True
+    """
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if isinstance(mask, np.ndarray) and mask.shape == (MASK_SIZE,):
+            mask = split_mask(mask)
+        return super().sample(mask=mask, probability=probability)
+
+
+def split_mask(flat: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The flat mask as gymnasium's tuple of per-dimension masks (views of ``flat`` as int8)."""
+    flat = np.asarray(flat, np.int8)
+    return (*flat[:SHARE_MASK].reshape(R.NUM_STARS, R.NUM_STARS), *flat[SHARE_MASK:].reshape(R.NUM_STARS, SHARES))
+
+
+def action_space() -> OrdersSpace:
+    return OrdersSpace(ACTION_NVEC)
 
 
 def encode(state: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
@@ -167,10 +190,11 @@ def star_view(game: SpaceConquestGame, player: int, s: int) -> dict[str, Any]:
     b, k = R.star_at(s), R.know_at(player, s)
     mine = state[b + R.S_OWNER] == player
     seen_owner = int(state[k + R.K_OWNER])
+    seen_ships = None if seen_owner == R.UNKNOWN else int(state[k + R.K_SHIPS])
     view = {"letter": R.LETTERS[s], "name": R.STAR_NAMES[s], "x": int(state[b + R.S_X]), "y": int(state[b + R.S_Y]),
             "ru": int(state[b + R.S_RU]) if state[k + R.K_VISITED] else None,
             "owner": "you" if mine else owner_word(seen_owner, player),
-            "ships": int(state[b + R.S_SHIPS]) if mine else (None if seen_owner == R.UNKNOWN else int(state[k + R.K_SHIPS])),
+            "ships": int(state[b + R.S_SHIPS]) if mine else seen_ships,
             "seen_turn": game.turn if mine else (None if seen_owner == R.UNKNOWN else int(state[k + R.K_TURN])),
             "is_your_home": bool(state[b + R.S_HOME] == player),
             "enemy_home_candidate": bool(in_enemy_block(state, player, s))}

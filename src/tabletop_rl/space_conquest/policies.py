@@ -79,7 +79,7 @@ class RandomPolicy(SpaceConquestPolicy):
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> np.ndarray:
         if action_mask is None:
             action_mask = O.encode(info["game"].state, info["player"])[1]
-        if isinstance(action_mask, tuple):
+        if isinstance(action_mask, tuple):  # gymnasium's per-dimension form
             action_mask = np.concatenate(action_mask)
         action = np.zeros(O.ACTION_NVEC.size, np.int64)
         sample_masked(np.asarray(action_mask, np.int8), self._rng, action)
@@ -179,12 +179,15 @@ def play_match(policy_0: Any, policy_1: Any, seed: int, max_turns: int = R.DEFAU
         if hasattr(policy, "reset"):
             policy.reset(seed * 2 + p)
     while not game.is_over:
-        actions = []
-        for p, policy in enumerate(policies):
-            obs, mask = O.encode(game.state, p)
-            actions.append(policy.act(obs, mask, {"game": game, "player": p}))
-        game.step(*(a if isinstance(a, dict) else O.moves_from_action(game, p, a) for p, a in enumerate(actions)))
+        game.step(*(policy_orders(policy, game, p) for p, policy in enumerate(policies)))
     return game.result()
+
+
+def policy_orders(policy: Any, game: SpaceConquestGame, player: int) -> dict[str, Any]:
+    """Ask ``policy`` for ``player``'s orders this turn, as JSON orders whatever form it answers in."""
+    obs, mask = O.encode(game.state, player)
+    action = policy.act(obs, mask, {"game": game, "player": player})
+    return action if isinstance(action, dict) else O.moves_from_action(game, player, action)
 
 
 register_policy("space_conquest", "random", RandomPolicy)

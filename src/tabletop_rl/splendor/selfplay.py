@@ -13,13 +13,14 @@ games). Needs the ``[train]`` extra.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import csv
 import dataclasses
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,35 +34,55 @@ from .vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 DEFAULT_MODEL = "ppo_splendor_2p.zip"
 
 
+def _knob(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class TrainConfig:
-    """Every knob of ``tabletop train splendor`` (the CLI flags have the same names)."""
+    """Every knob of ``tabletop train splendor``; each field is the flag of the same name."""
 
-    steps: int = 2_000_000          # learner steps (env-steps of the learning seat)
-    out: str = "runs/ppo"           # checkpoints, eval.csv, TensorBoard logs, config.json
-    players: int = 2
-    num_envs: int = 256
-    n_steps: int = 64               # rollout length per game between updates
-    batch_size: int = 4096
-    epochs: int = 4
-    lr: float = 3e-4
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    ent_coef: float = 0.01
-    clip: float = 0.2
-    net: str = "256,256"            # hidden layer sizes of the policy and value networks
-    reward: str = "dense"           # "dense": + points gained / 15 each step; "sparse": end reward only
-    mix: str = "random=0.1,greedy=0.5,self=0.4"  # opponent kinds drawn per game
-    snapshot_every: int = 10        # updates between frozen snapshots added to the pool
-    pool_size: int = 20             # snapshots kept (the oldest are dropped)
-    eval_every: int = 250_000       # learner steps between evaluations
-    eval_games: int = 400
-    eval_opponents: str = "random,greedy"
-    checkpoint_every: int = 500_000
-    seed: int = 0
-    threads: int = 1                # torch threads; 1 is fastest on small, busy machines
-    resume: str = ""                # a checkpoint .zip to continue from
-    progress: bool = True
+    steps: int = _knob(2_000_000, "learner steps to train for (env-steps of the learning seat)")
+    out: str = _knob("runs/ppo", "folder for checkpoints, eval.csv, TensorBoard logs and config.json")
+    players: int = _knob(2, "players per game (2-4)")
+    num_envs: int = _knob(256, "games stepped together")
+    n_steps: int = _knob(64, "rollout length per game between updates")
+    batch_size: int = _knob(4096, "minibatch size of the PPO update")
+    epochs: int = _knob(4, "PPO epochs per update")
+    lr: float = _knob(3e-4, "learning rate")
+    gamma: float = _knob(0.995, "discount factor")
+    gae_lambda: float = _knob(0.95, "GAE lambda")
+    ent_coef: float = _knob(0.01, "entropy bonus")
+    clip: float = _knob(0.2, "PPO clip range")
+    net: str = _knob("256,256", "hidden layer sizes of the policy and value networks")
+    reward: str = _knob("dense", "dense: + own points gained / 15 each step, plus the end reward; sparse: end only")
+    mix: str = _knob("random=0.1,greedy=0.5,self=0.4", "opponent kinds drawn for each new game")
+    snapshot_every: int = _knob(10, "updates between frozen snapshots of the learner added to the pool")
+    pool_size: int = _knob(20, "snapshots kept in the pool (the oldest are dropped)")
+    eval_every: int = _knob(250_000, "learner steps between evaluations")
+    eval_games: int = _knob(400, "games per evaluation opponent")
+    eval_opponents: str = _knob("random,greedy", "comma-separated policy specs to evaluate against")
+    checkpoint_every: int = _knob(500_000, "learner steps between checkpoints")
+    seed: int = _knob(0, "seed of the run (the same seed repeats a run on the same machine)")
+    threads: int = _knob(1, "torch threads (1 is fastest on small, busy machines)")
+    resume: str = _knob("", "a checkpoint .zip to continue from (its step count continues)")
+    progress: bool = _knob(True, "print a progress line with steps/s and the latest evaluation")
+
+
+def add_arguments(parser: Any) -> None:
+    """One ``--flag`` per ``TrainConfig`` field, with its default and help."""
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
+        else:
+            kind = {"int": int, "float": float, "str": str}[f.type]
+            parser.add_argument(flag, type=kind, default=f.default, metavar=f.name.upper(),
+                                help=f"{f.metadata['help']} (default {f.default})")
+
+
+def config_from_args(args: Any) -> TrainConfig:
+    return TrainConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)})
 
 
 def parse_mix(text: str) -> np.ndarray:
@@ -187,7 +208,7 @@ def evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) ->
     import torch
 
     hook = None if opponent in ("random", "greedy") else _SpecHook(opponent, seed)
-    env = SplendorVectorEnv(num_envs=games, opponent=hook or opponent, num_players=players)
+    env = SplendorVectorEnv(num_envs=games, opponent=hook or opponent, num_players=players, parallel=False)
     if hook is not None:
         hook.env = env
     obs, info = env.reset(seed=seed)
@@ -240,7 +261,9 @@ def train(cfg: TrainConfig) -> Path:
     rng = np.random.default_rng(cfg.seed)
     mix = parse_mix(cfg.mix)
     pool = SnapshotPool(cfg.pool_size, rng)
-    env = SplendorVectorEnv(num_envs=cfg.num_envs, opponent=pool, num_players=cfg.players, reward=cfg.reward)
+    # One thread for the games: PPO's update holds a core, and numba threads waiting on a busy core stall.
+    env = SplendorVectorEnv(num_envs=cfg.num_envs, opponent=pool, num_players=cfg.players, reward=cfg.reward,
+                            parallel=False)
     venv = env.to_sb3()
     venv.seed(cfg.seed)
     if cfg.resume:

@@ -1,0 +1,222 @@
+"""The summary of a run: pairings with 95% intervals, per-policy figures, ratings; as JSON, a table and plots.
+
+Scoring, everywhere: a seat scores against another seat 1 if it finished ahead, 0 behind, and 1/2
+on a tie (a shared win, or a game truncated at the ply cap, where every seat ties). For two players
+this is the win rate with draws counted half. Games that crashed are left out (and counted).
+
+>>> records = [{"index": 0, "seats": ["a", "b"], "ranks": [0, 1], "scores": [15, 9], "plies": 60,
+...             "error": None, "truncated": False, "decisions": [30, 30], "time_s": [0.3, 0.03],
+...             "nodes": [600, 0]}]
+>>> summary = summarize(records, {"players": ["a", "b"], "num_players": 2, "game": "splendor"})
+>>> summary["pairings"][0]["win_rate"], summary["policies"]["a"]["time_per_move_ms"]
+(1.0, 10.0)
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .llm import format_llm_table, is_clean, summarize_llm
+from .ratings import (
+    ELO_SCALE,
+    Z95,
+    bootstrap_bradley_terry,
+    bradley_terry,
+    openskill_ratings,
+    wilson_interval,
+    win_matrix,
+)
+
+SUMMARY_FILE, WINRATE_PNG, RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
+ANCHOR = "random"
+SCORING_NOTE = ("win rate: 1 for finishing ahead, 1/2 for a tie (shared win or truncated game), 0 behind; "
+                "95% Wilson intervals")
+
+
+def pair_results(records: list[dict[str, Any]], players: list[str]) -> list[tuple[int, int, float]]:
+    """``(i, j, score of i against j)`` for every pair of seats in every valid game (policy indices)."""
+    index = {p: k for k, p in enumerate(players)}
+    rows = []
+    for r in records:
+        for s, t in combinations(range(len(r["seats"])), 2):
+            a, b = r["ranks"][s], r["ranks"][t]
+            rows.append((index[r["seats"][s]], index[r["seats"][t]], 1.0 if a < b else 0.5 if a == b else 0.0))
+    return rows
+
+
+def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+    """The run's summary as plain data (what ``summary.json`` holds)."""
+    players = list(config["players"])
+    void = sum(1 for r in records if r.get("void"))
+    valid = sorted((r for r in records if not r["error"] and not r.get("void")), key=lambda r: r["index"])
+    rows = pair_results(valid, players)
+    wins = win_matrix(rows, len(players))
+    summary = {
+        "game": config["game"], "num_players": config["num_players"], "players": players,
+        "games": len(records) - void, "crashed": len(records) - void - len(valid),
+        "truncated": sum(1 for r in valid if r["truncated"]), "scoring": SCORING_NOTE,
+        "pairings": _pairings(valid, players, wins),
+        "policies": {p: _policy(p, valid, records) for p in players},
+        "win_rate_matrix": [[_rate(wins[i, j], wins[i, j] + wins[j, i]) if i != j else None
+                             for j in range(len(players))] for i in range(len(players))],
+        "ratings": ratings(valid, players, rows, config["num_players"]),
+    }
+    llm = summarize_llm(valid)
+    if llm or void:  # LLM players: accounting, and ratings on the games without a fallback move
+        clean = [r for r in valid if is_clean(r)]
+        summary.update({"void": void, "llm": llm, "clean_games": len(clean),
+                        "ratings_clean": ratings(clean, players, pair_results(clean, players),
+                                                 config["num_players"])})
+    return summary
+
+
+def _rate(score: float, games: float) -> float | None:
+    return float(score / games) if games else None
+
+
+def _pairings(valid: list[dict[str, Any]], players: list[str], wins: np.ndarray) -> list[dict[str, Any]]:
+    out = []
+    for i, j in combinations(range(len(players)), 2):
+        a, b = players[i], players[j]
+        met = [r for r in valid if a in r["seats"] and b in r["seats"]]
+        n = len(met)
+        low, high = wilson_interval(wins[i, j], n)
+        out.append({
+            "a": a, "b": b, "games": n, "score_a": float(wins[i, j]), "win_rate": _rate(wins[i, j], n),
+            "ci_low": low, "ci_high": high,
+            "mean_points_a": _mean([r["scores"][r["seats"].index(a)] for r in met]),
+            "mean_points_b": _mean([r["scores"][r["seats"].index(b)] for r in met]),
+            "mean_plies": _mean([r["plies"] for r in met]),
+        })
+    return out
+
+
+def _policy(name: str, valid: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    mine = [(r, r["seats"].index(name)) for r in valid if name in r["seats"]]
+    share = sum(1 / r["ranks"].count(0) for r, s in mine if r["ranks"][s] == 0)
+    low, high = wilson_interval(share, len(mine))
+    decisions = sum(r["decisions"][s] for r, s in mine)
+    seconds = sum(r["time_s"][s] for r, s in mine)
+    nodes = sum(r["nodes"][s] for r, s in mine)
+    return {
+        "games": len(mine), "wins": share, "win_share": _rate(share, len(mine)), "ci_low": low, "ci_high": high,
+        "mean_points": _mean([r["scores"][s] for r, s in mine]), "decisions": decisions,
+        "time_per_move_ms": 1000 * seconds / decisions if decisions else None,
+        "nodes_per_move": nodes / decisions if decisions else None,
+        "crashes": sum(1 for r in records if r["error"] and r["seats"][r["error_seat"]] == name),
+    }
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def ratings(valid: list[dict[str, Any]], players: list[str], rows: list[tuple[int, int, float]],
+            num_players: int) -> dict[str, Any]:
+    """Bradley-Terry (Elo scale, bootstrap 95% interval) for two players, OpenSkill for more; shifted so
+    ``random`` is 0 when it plays, else so the mean is 0."""
+    k = len(players)
+    anchor = players.index(ANCHOR) if ANCHOR in players else None
+    if not valid:
+        return _no_ratings()
+    if num_players == 2:
+        fit = ELO_SCALE * bradley_terry(win_matrix(rows, k))
+        boots = ELO_SCALE * bootstrap_bradley_terry(rows, k)
+        shift = fit[anchor] if anchor is not None else 0.0
+        rel = boots - (boots[:, [anchor]] if anchor is not None else 0.0)
+        low, high = np.quantile(rel, 0.025, axis=0), np.quantile(rel, 0.975, axis=0)
+        method, detail = "Bradley-Terry", "MM fit, Elo scale (400 log10 of strength), 95% bootstrap interval"
+        values = fit - shift
+    else:
+        try:
+            mu, sigma = openskill_ratings([(_seat_policies(r, players), r["ranks"]) for r in valid], k)
+        except ImportError:
+            warnings.warn("openskill is not installed; no ratings for 3-4 player games", stacklevel=2)
+            return _no_ratings()
+        values = mu - (mu[anchor] if anchor is not None else mu.mean())
+        low, high = values - Z95 * sigma, values + Z95 * sigma
+        method, detail = "OpenSkill", "Plackett-Luce mu, interval mu +- 1.96 sigma, games rated in index order"
+    return {"method": method, "detail": detail, "anchor": players[anchor] if anchor is not None else "mean",
+            "values": {p: {"rating": float(values[i]), "low": float(low[i]), "high": float(high[i])}
+                       for i, p in enumerate(players)}}
+
+
+def _no_ratings() -> dict[str, Any]:
+    return {"method": None, "detail": None, "anchor": None, "values": {}}
+
+
+def _seat_policies(record: dict[str, Any], players: list[str]) -> list[int]:
+    return [players.index(s) for s in record["seats"]]
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The summary as aligned text for the terminal."""
+    n = summary["num_players"]
+    head = (f"{summary['game']}: {summary['games']} games, {n} players, {summary['crashed']} crashed, "
+            f"{summary['truncated']} truncated\n{summary['scoring']}")
+    vs = "vs" if n == 2 else "ahead of"
+    lines = [head, "", f"{'pairing':<44}{'games':>6}{'win rate':>10}  {'95% CI':<15}{'points':>13}{'plies':>8}"]
+    for p in summary["pairings"]:
+        rate = f"{100 * p['win_rate']:.1f}%" if p["win_rate"] is not None else "-"
+        lines.append(f"{_cut(p['a'] + f' {vs} ' + p['b'], 43):<44}{p['games']:>6}{rate:>10}  "
+                     f"{_ci(p['ci_low'], p['ci_high']):<15}{_pair(p['mean_points_a'], p['mean_points_b']):>13}"
+                     f"{_num(p['mean_plies'], 1):>8}")
+    rating = summary["ratings"]
+    lines += ["", f"{'policy':<36}{'rating':>8}  {'95% CI':<17}{'win share':>10}{'points':>8}"
+                  f"{'ms/move':>9}{'nodes/move':>11}{'crashes':>8}"]
+    for name, p in sorted(summary["policies"].items(),
+                          key=lambda kv: -rating["values"].get(kv[0], {}).get("rating", 0.0)):
+        r = rating["values"].get(name)
+        share = f"{100 * p['win_share']:.1f}%" if p["win_share"] is not None else "-"
+        lines.append(f"{_cut(name, 35):<36}{_num(r and r['rating'], 0):>8}  "
+                     f"{_bounds(r):<17}{share:>10}{_num(p['mean_points'], 1):>8}"
+                     f"{_num(p['time_per_move_ms'], 2):>9}{_num(p['nodes_per_move'], 0):>11}{p['crashes']:>8}")
+    if rating["method"]:
+        lines.append(f"ratings: {rating['method']} ({rating['detail']}); {rating['anchor']} = 0")
+    if "llm" in summary:
+        lines += ["", format_llm_table(summary["llm"]), _clean_ratings_line(summary)]
+    return "\n".join(lines)
+
+
+def _clean_ratings_line(summary: dict[str, Any]) -> str:
+    values = summary["ratings_clean"]["values"]
+    shown = ", ".join(f"{name} {r['rating']:.0f} {_bounds(r)}" for name, r in values.items())
+    return (f"on the {summary['clean_games']} clean games (no LLM fallback move): {shown or '-'}; "
+            f"{summary['void']} void game(s) left to replay with --resume")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
+def _ci(low: float, high: float) -> str:
+    return f"[{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _bounds(r: dict[str, float] | None) -> str:
+    return f"[{r['low']:.0f}, {r['high']:.0f}]" if r else "-"
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _pair(a: float | None, b: float | None) -> str:
+    return "-" if a is None else f"{a:.1f}-{b:.1f}"
+
+
+def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+    """Write ``summary.json`` and the two plots into ``out``; return the summary."""
+    from .plots import plot_ratings, plot_win_rates
+
+    summary = summarize(records, config)
+    (Path(out) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    plot_win_rates(summary, Path(out) / WINRATE_PNG)
+    plot_ratings(summary, Path(out) / RATINGS_PNG)
+    return summary

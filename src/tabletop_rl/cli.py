@@ -1,0 +1,296 @@
+"""The ``tabletop`` command: ``arena``, ``llm-match``, ``play``, ``replay``, ``bench`` and ``train`` (``tabletop <command>
+--help`` for each). ``tabletop play space-conquest --help`` has that game's own options.
+
+>>> main(["replay", "no-such-file.jsonl"])
+2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from .agents.llm_client import API_KEY_ENV, LLMError
+from .arena.games import GAMES
+
+DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
+#: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
+DEFAULT_PLAYERS = ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200")
+DEFAULT_JOBS = 2
+
+
+class UsageError(ValueError):
+    """Bad command-line arguments found after parsing (exit status 2, like argparse's own errors)."""
+
+
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of policy specs, keeping each spec's own ``key=value`` options.
+
+    A piece ``key=value`` (no ``:`` before its ``=``) continues the spec before it.
+
+    >>> split_specs("greedy,expectiminimax:depth=3,budget_ms=100,random")
+    ['greedy', 'expectiminimax:depth=3,budget_ms=100', 'random']
+    """
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        key = piece.partition("=")[0]
+        if specs and "=" in piece and ":" not in key:
+            specs[-1] += "," + piece
+        elif piece:
+            specs.append(piece)
+    if not specs:
+        raise UsageError(f"no policy specs in {text!r}")
+    return specs
+
+
+# --- arena ------------------------------------------------------------------------------------------
+def _add_arena(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "arena", help="a tournament between policies, with win rates, ratings and charts",
+        description="Play every pairing of the policies (all-seats tables for 3-4 players) with seats rotated "
+                    "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
+                    "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
+                    f"tournament of the built-in baselines ({', '.join(DEFAULT_PLAYERS)}).")
+    p.add_argument("game", choices=sorted(GAMES))
+    p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
+                   "greedy,mcts:simulations=500,random (default: the built-in baselines)")
+    p.add_argument("--games", type=int, metavar="N", help=f"games per pairing (default {DEFAULT_GAMES}; "
+                   "a multiple of the player count keeps seats balanced)")
+    p.add_argument("--seed", type=int, metavar="S", help="run seed; every game's seed derives from it (default 0)")
+    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="J",
+                   help=f"worker processes (default {DEFAULT_JOBS})")
+    p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/arena-<game>-<time>)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out; arguments left out are taken from its config.json")
+    p.add_argument("--num-players", type=int, metavar="N", help="players per game (default 2)")
+    p.set_defaults(func=_arena, prog=p.prog)
+
+
+def _arena(args: argparse.Namespace) -> int:
+    from .arena import default_out_dir, format_table, run_arena
+    from .arena.results import read_config
+
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out DIR, the run to continue")
+    old = (read_config(args.out) or {}) if args.resume else {}
+    given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
+             "seed": args.seed, "num_players": args.num_players}
+    defaults = {"players": list(_default_players(args.game)), "games": DEFAULT_GAMES, "seed": 0, "num_players": 2}
+    chosen = {k: v if v is not None else old.get(k, defaults[k]) for k, v in given.items()}
+    out = args.out or default_out_dir(args.game)
+    try:
+        summary = run_arena(args.game, jobs=args.jobs, out=out, resume=args.resume, **chosen)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished games are kept. Continue with: tabletop arena {args.game} "
+              f"--out {out} --resume", file=sys.stderr)
+        return 130
+    print(format_table(summary))
+    print(f"\nresults in {out}: games.jsonl, summary.json, winrate.png, ratings.png")
+    return 0
+
+
+def _default_players(game: str) -> list[str]:
+    """The default lineup, less any policy this installation cannot build."""
+    from .agents import make_policy
+
+    available = []
+    for spec in DEFAULT_PLAYERS:
+        try:
+            make_policy(spec, game=game, seed=0)
+        except ValueError:
+            continue
+        available.append(spec)
+    return available
+
+
+# --- llm-match --------------------------------------------------------------------------------------
+def _add_llm_match(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "llm-match", help="LLMs against each other (or any policies), with readable game logs",
+        description="Play the policies given for seats 0.. (usually llm:model=... specs, which must differ) with "
+                    "every reply checked against the legal moves, seats rotated on shared seeds. Writes the "
+                    "arena's results (OUT/games.jsonl, summary.json, plots) and OUT/logs/game-NNNN.txt: each "
+                    "move with the model's reasoning, the board after it, and the accounting. docs/llm.md has "
+                    "the llm options.")
+    p.add_argument("game", choices=sorted(GAMES))
+    for seat in range(4):
+        p.add_argument(f"--p{seat}", metavar="SPEC", required=seat < 2,
+                       help=f"policy spec of seat {seat}" + (" (optional)" if seat >= 2 else ""))
+    p.add_argument("--games", type=int, metavar="N", help="games (default: one per seat, so each sits everywhere)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="run seed (default 0)")
+    p.add_argument("--jobs", type=int, default=4, metavar="J", help="games played at once (default 4)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/llm-match-<game>-<time>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out (replays void games)")
+    p.add_argument("--api-key", metavar="KEY", help="API key for the llm seats (default: $OPENROUTER_API_KEY or "
+                   "$OPENAI_API_KEY; a flag shows in shell history, so prefer the variables)")
+    p.set_defaults(func=_llm_match, prog=p.prog)
+
+
+def _llm_match(args: argparse.Namespace) -> int:
+    from .arena import format_table, run_arena
+    from .arena.llm import write_game_logs
+    from .arena.results import load_games
+
+    if args.p3 and not args.p2:
+        raise UsageError("--p3 needs --p2 (seats are filled in order)")
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out DIR, the run to continue")
+    seats = [args.p0, args.p1] + [spec for spec in (args.p2, args.p3) if spec]
+    if args.api_key:
+        os.environ[API_KEY_ENV] = args.api_key  # read by every llm seat, in this process and its workers
+    out = args.out or Path("runs") / f"llm-match-{args.game}-{datetime.now():%Y%m%d-%H%M%S}"
+    summary = run_arena(args.game, players=seats, games=args.games or len(seats), seed=args.seed, jobs=args.jobs,
+                        out=out, resume=args.resume, num_players=len(seats))
+    logs = write_game_logs(out, load_games(out))
+    print(format_table(summary))
+    print(f"\nresults in {out}: games.jsonl, summary.json; {len(logs)} game logs in {out / 'logs'} "
+          f"(or: tabletop replay {out} --game N)")
+    return 0
+
+
+# --- play -------------------------------------------------------------------------------------------
+def _add_play(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "play", help="play a game in the terminal against policies",
+        description="You play one seat; policies play the others. Each turn shows the board from your seat and "
+                    "the legal moves, numbered: answer with a number or a move name. help, board, quit "
+                    "(saves the game for --load). Space Conquest has its own options: "
+                    "tabletop play space-conquest --help.")
+    p.add_argument("game", choices=sorted(GAMES))
+    p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
+                   "(default greedy)")
+    p.add_argument("--players", type=int, metavar="N", help="players in the game (default 2)")
+    p.add_argument("--seat", type=int, metavar="S", help="your seat, 0 moves first (default 0)")
+    p.add_argument("--seed", type=int, metavar="S", help="deal seed (default: a random one)")
+    p.add_argument("--load", type=Path, metavar="FILE", help="resume a game saved by quit")
+    p.add_argument("--save", type=Path, default=Path("tabletop-save.json"), metavar="FILE",
+                   help="where quit saves the game (default tabletop-save.json)")
+    p.set_defaults(func=_play, prog=p.prog)
+
+
+def _play(args: argparse.Namespace) -> int:
+    from .arena.terminal import play_terminal
+
+    if args.load is not None:
+        clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
+                                          ("--seed", args.seed)) if value is not None]
+        if clash:
+            raise UsageError(f"--load resumes a saved game with its own seats; drop {', '.join(clash)}")
+        return play_terminal(load=args.load, save=args.save)
+    return play_terminal(args.game, vs=split_specs(args.vs or "greedy"), num_players=args.players or 2,
+                         seat=args.seat or 0, seed=args.seed, save=args.save)
+
+
+# --- replay -----------------------------------------------------------------------------------------
+def _add_replay(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "replay", help="step through a recorded game from an arena's games.jsonl",
+        description="Rebuild a recorded game from its seed and moves and show it as a spectator sees it: "
+                    "Enter or n for the next move, p for the previous, a ply number to jump, q to stop. "
+                    "With input from a pipe or file, every position is printed.")
+    p.add_argument("file", type=Path, metavar="FILE", help="games.jsonl (or the run folder holding it)")
+    p.add_argument("--game", type=int, metavar="N", help="game index in the file (default: the first)")
+    p.set_defaults(func=_replay, prog=p.prog)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .arena.terminal import replay_terminal
+
+    return replay_terminal(args.file, args.game)
+
+
+# --- bench ------------------------------------------------------------------------------------------
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "bench", help="throughput table of the rules core and every env interface",
+        description="Times random legal play through the numba core, the Python API, the AEC, Gymnasium "
+                    "and vector envs, and prints a table (benchmarks/ has the longer scripts).")
+    p.add_argument("game", choices=["splendor"])
+    p.add_argument("options", nargs=argparse.REMAINDER, help="--seconds S, --games N, --num-envs N")
+    p.set_defaults(func=_bench, prog=p.prog)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .splendor.bench import main as bench_main
+
+    bench_main(args.options)
+    return 0
+
+
+# --- train ------------------------------------------------------------------------------------------
+def _add_train(commands: argparse._SubParsersAction) -> None:
+    from .splendor.selfplay import add_arguments
+
+    p = commands.add_parser(
+        "train", help="PPO self-play (MaskablePPO) against a pool of past selves, random and greedy",
+        description="Train a Splendor agent with sb3-contrib's MaskablePPO on SplendorVectorEnv (needs the "
+                    "[train] extra). The learner plays one random seat per game; opponents are drawn per game "
+                    "from --mix. Evaluations go to OUT/eval.csv and TensorBoard (OUT/logs); checkpoints to "
+                    "OUT/checkpoints; the final model to OUT/final.zip, loadable as the policy ppo:OUT/final.zip.")
+    p.add_argument("game", choices=["splendor"])
+    add_arguments(p)
+    p.set_defaults(func=_train, prog=p.prog)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from .splendor.selfplay import config_from_args, train
+
+    final = train(config_from_args(args))
+    print(f"final model: {final} (play it with the policy spec ppo:{final})")
+    return 0
+
+
+# Each entry adds one sub-command.
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train)
+#: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
+DELEGATED = {("play", "space-conquest"): "tabletop_rl.space_conquest.play:play_main"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tabletop", description="Tabletop games for reinforcement learning: tournaments, terminal play, "
+                                     "replays. Run 'tabletop <command> --help' for a command's options.")
+    commands = parser.add_subparsers(title="commands", metavar="<command>")
+    for add in SUBCOMMANDS:
+        add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``tabletop`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Errors in the arguments (a bad policy spec, a run that cannot resume, ...) print one line and
+    return 2; no traceback.
+    """
+    warnings.formatwarning = lambda message, *_, **__: f"tabletop: warning: {message}\n"
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if tuple(argv[:2]) in DELEGATED:
+        module, _, function = DELEGATED[tuple(argv[:2])].partition(":")
+        return getattr(importlib.import_module(module), function)(argv[2:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 0
+    try:
+        return args.func(args)
+    except ValueError as e:  # our own checks raise ValueError with a one-line message
+        print(f"{args.prog}: error: {e}", file=sys.stderr)
+        return 2
+    except LLMError as e:  # a server refused an LLM player's request (bad key, unknown model, ...)
+        print(f"{args.prog}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{args.prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

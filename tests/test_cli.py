@@ -1,0 +1,199 @@
+"""The ``tabletop`` command through its real entry point: help, errors, a killed and resumed arena,
+terminal play driven through standard input, and replays."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tabletop_rl.arena import load_games
+from tabletop_rl.arena.terminal import replay_terminal
+from tabletop_rl.cli import main, split_specs
+from tabletop_rl.splendor import SplendorGame
+
+COMMAND = [shutil.which("tabletop")] if shutil.which("tabletop") else [sys.executable, "-m", "tabletop_rl.cli"]
+ENV = {**os.environ, "NO_COLOR": "1"}
+
+
+def tabletop(*args: str, stdin: str = "", cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*COMMAND, *args], input=stdin, capture_output=True, text=True, cwd=cwd, env=ENV,
+                          timeout=timeout)
+
+
+def test_no_arguments_prints_help():
+    result = tabletop()
+    assert result.returncode == 0
+    for command in ("arena", "play", "replay", "bench", "train"):
+        assert command in result.stdout
+
+
+@pytest.mark.parametrize("command", [["arena"], ["play"], ["replay"], ["bench"], ["train"]])
+def test_every_command_has_help(command):
+    result = tabletop(*command, "--help")
+    assert result.returncode == 0 and "usage: tabletop " + command[0] in result.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["arena", "splendor", "--players", "random,random"], "listed twice"),
+    (["arena", "splendor", "--players", "random,greedy", "--num-players", "5"], "not 5"),
+    (["arena", "splendor", "--resume"], "--resume needs --out"),
+    (["play", "splendor", "--vs", "greedy", "--seat", "2"], "--seat must be in 0..1"),
+    (["play", "splendor", "--vs", "greedy,random"], "--vs names 2 policies for 1 opponent seats"),
+    (["replay", "missing.jsonl"], "no such file"),
+    (["train", "splendor", "--steps", "0"], "--steps must be positive"),
+    (["train", "splendor", "--mix", "greedy=1,strong=1"], "unknown opponent 'strong'"),
+    (["train", "splendor", "--eval-opponents", "random,nobody"], "unknown policy 'nobody'"),
+])
+def test_bad_arguments_give_one_line_and_status_2(tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith(f"tabletop {args[0]}: error:")
+
+
+def test_a_bad_policy_spec_through_the_entry_point_is_one_line_without_traceback():
+    result = tabletop("arena", "splendor", "--players", "random,nobody")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1
+    assert "bad policy spec 'nobody'" in lines[0] and "Known policies: random" in lines[0]
+
+
+def test_argparse_errors_exit_2():
+    result = tabletop("arena", "splendor", "--games", "many")
+    assert result.returncode == 2 and "invalid int value: 'many'" in result.stderr
+
+
+def test_split_specs_keeps_options_with_their_policy():
+    assert split_specs("mcts:simulations=50,c=1.2, random ,llm:model=a/b,base_url=http://h:1/v1") == \
+        ["mcts:simulations=50,c=1.2", "random", "llm:model=a/b,base_url=http://h:1/v1"]
+
+
+# --- arena: a real run killed mid-way, then resumed ------------------------------------------------------
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_killed_arena_resumes_to_exactly_the_requested_games(tmp_path):
+    out, games = tmp_path / "run", 120
+    args = ["arena", "splendor", "--players", "random,greedy", "--games", str(games), "--seed", "9",
+            "--jobs", "2", "--out", str(out)]
+    proc = subprocess.Popen([*COMMAND, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _lines(out / "games.jsonl") < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, as a crash or a kill -9 would
+    finally:
+        proc.wait(timeout=30)
+    killed_at = _lines(out / "games.jsonl")
+    assert 3 <= killed_at < games, "the run must be stopped part-way"
+    with open(out / "games.jsonl", "a") as fh:  # a line cut short, as a kill during a write leaves it
+        fh.write('{"index": 119, "game": "spl')
+
+    result = tabletop("arena", "splendor", "--out", str(out), "--resume", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "torn last line" in result.stderr and f"resuming: {killed_at} done" in result.stderr
+    records = load_games(out)
+    indices = [r["index"] for r in records]
+    assert len(indices) == games and sorted(indices) == list(range(games))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["games"] == games and summary["pairings"][0]["games"] == games
+    assert "random vs greedy" in result.stdout
+
+    again = tabletop("arena", "splendor", "--out", str(out), "--resume", "--games", "10")
+    assert again.returncode == 2 and "games was 120, now 10" in again.stderr
+
+
+# --- terminal play through stdin -----------------------------------------------------------------------
+def test_play_through_stdin_help_bad_input_moves_quit_and_load(tmp_path):
+    save = tmp_path / "save.json"
+    answers = ["help", "fly away", "999", "buy:3.0", "take:white,blue,green", "", "1", "quit"]
+    result = tabletop("play", "splendor", "--vs", "random", "--seed", "5", "--save", str(save),
+                      stdin="\n".join(answers) + "\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "You are P0; P1 is random" in out and "Legal moves:" in out and "Bank" in out
+    assert "quit   save and stop" in out and "take:white,blue,green" in out           # help
+    assert "unknown action name 'fly away'" in out                                        # not a move
+    assert "there is no move 999" in out                                                  # number out of range
+    assert "buy:3.0: card" in out and "try again" in out                                  # legal name, illegal now
+    assert out.count("P1 (random) plays") == 2 and f"Game saved to {save}" in out
+    saved = json.loads(save.read_text())
+    position = SplendorGame.from_json(saved["position"])
+    assert position.ply == 4 and position.current_player == 0
+    assert sum(position.player(0)["tokens"].values()) == 6
+
+    resumed = tabletop("play", "splendor", "--load", str(save), "--save", str(save), stdin="quit\n")
+    assert resumed.returncode == 0 and "Splendor  ply 4" in resumed.stdout
+    clash = tabletop("play", "splendor", "--load", str(save), "--vs", "greedy")
+    assert clash.returncode == 2 and "drop --vs" in clash.stderr
+
+
+def test_play_ends_cleanly_at_end_of_input(tmp_path):
+    result = tabletop("play", "splendor", "--seed", "2", "--save", str(tmp_path / "s.json"), stdin="help\n")
+    assert result.returncode == 0 and "Game saved" in result.stdout and (tmp_path / "s.json").exists()
+
+
+def test_play_a_whole_three_player_game_from_the_second_seat(tmp_path):
+    result = tabletop("play", "splendor", "--vs", "random", "--players", "3", "--seat", "1", "--seed", "8",
+                      "--save", str(tmp_path / "s.json"), stdin="1\n" * 1000)
+    assert result.returncode == 0, result.stderr
+    assert "You are P1; P0 is random, P2 is random" in result.stdout
+    assert "Game over:" in result.stdout and not (tmp_path / "s.json").exists()
+
+
+# --- replay --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("replay") / "run"
+    result = tabletop("arena", "splendor", "--players", "random,greedy", "--games", "2", "--jobs", "1",
+                      "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out / "games.jsonl"
+
+
+def test_replay_prints_every_position_when_input_is_not_a_terminal(recorded):
+    record = next(r for r in load_games(recorded) if r["index"] == 1)
+    result = tabletop("replay", str(recorded), "--game", "1")
+    assert result.returncode == 0, result.stderr
+    plies = record["plies"]
+    assert result.stdout.count("--- ply ") == plies + 1
+    assert f"--- ply 1/{plies}: P0 (greedy) played {record['moves'][0]}" in result.stdout
+    scores = ", ".join(f"P{s} {v}" for s, v in enumerate(record["scores"]))
+    assert f"Points: {scores}" in result.stdout
+
+
+def test_replay_steps_forward_back_and_jumps(recorded):
+    out = io.StringIO()
+    replay_terminal(recorded, 0, stdin=io.StringIO("n\n\np\n7\n100000\nzzz\nq\n"), stdout=out, interactive=True)
+    shown = re.findall(r"--- ply (\d+)/", out.getvalue())  # prompts have no newline: no echo from a StringIO
+    assert shown == ["0", "1", "2", "1", "7"]
+    assert "is outside 0-" in out.getvalue() and "unknown command 'zzz'" in out.getvalue()
+
+
+def test_replay_of_a_missing_game_is_a_one_line_error(recorded):
+    result = tabletop("replay", str(recorded), "--game", "57")
+    assert result.returncode == 2 and "has no game 57 (games 0..1)" in result.stderr
+
+
+def test_bench_prints_a_throughput_table():
+    result = tabletop("bench", "splendor", "--seconds", "0.2", "--games", "200", "--num-envs", "16", timeout=300)
+    assert result.returncode == 0, result.stderr
+    for row in ("Python API", "core batched random play", "raw_env (AEC)", "Gymnasium env", "SplendorVectorEnv(16)"):
+        assert re.search(re.escape(row) + r".*\d[\d,]* (env-)?steps/s", result.stdout), row
+
+
+def test_play_space_conquest_is_handed_its_own_arguments():
+    result = tabletop("play", "space-conquest", "--mode", "sideways")
+    assert result.returncode == 2 and "--mode" in result.stderr
