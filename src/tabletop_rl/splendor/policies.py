@@ -239,7 +239,7 @@ register_policy("splendor", "greedy", GreedyPolicy,
                 tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
 # Search policies live in search.py, imported on first use: factory(name=, seed=, **options).
 register_policy("splendor", "expectiminimax", "tabletop_rl.splendor.search:ExpectiminimaxPolicy",
-                (Option("depth", int, 3), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
+                (Option("depth", int, 20), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
                  Option("nodes", int, 0), Option("chance", int, 3)))  # node budget (0: none); cards per chance node
 register_policy("splendor", "mcts", "tabletop_rl.splendor.search:MCTSPolicy",
                 (Option("simulations", int, 2000), Option("budget_ms", float, None),  # budget_ms replaces simulations

@@ -239,7 +239,8 @@ class _Stack:
     """Preallocated per-level buffers for ``expectiminimax``: rows, masks, values, move orders, pools."""
 
     def __init__(self) -> None:
-        self.buffers = (np.zeros((MAX_LEVELS, R.STATE_SIZE), R.STATE_DTYPE), np.zeros((MAX_LEVELS, R.NUM_ACTIONS), np.bool_),
+        self.buffers = (np.zeros((MAX_LEVELS, R.STATE_SIZE), R.STATE_DTYPE),
+                        np.zeros((MAX_LEVELS, R.NUM_ACTIONS), np.bool_),
                         np.zeros((MAX_LEVELS, R.NUM_ACTIONS)), np.zeros((MAX_LEVELS, R.NUM_ACTIONS), np.int64),
                         np.zeros((MAX_LEVELS, R.NUM_CARDS), R.STATE_DTYPE), np.zeros(R.STATE_SIZE, R.STATE_DTYPE),
                         np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.NUM_ACTIONS, np.bool_))
@@ -265,7 +266,7 @@ class ExpectiminimaxPolicy(BasePolicy):
     (2, 500, 3)
     """
 
-    def __init__(self, name: str = "expectiminimax", seed: int | None = None, depth: int = 3,
+    def __init__(self, name: str = "expectiminimax", seed: int | None = None, depth: int = 20,
                  budget_ms: float = 100.0, nodes: int = 0, chance: int = 3) -> None:
         super().__init__(name, seed)
         _check(1 <= depth < MAX_LEVELS, f"expectiminimax depth must be in 1..{MAX_LEVELS - 1}, got {depth}")
