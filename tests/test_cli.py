@@ -194,6 +194,13 @@ def test_bench_prints_a_throughput_table():
         assert re.search(re.escape(row) + r".*\d[\d,]* (env-)?steps/s", result.stdout), row
 
 
+@pytest.mark.parametrize("command", [["serve", "klaverjas"], ["train", "klaverjas-model"], ["play", "space-conquest"]])
+def test_games_with_their_own_options_have_help_and_are_listed(command):
+    assert " ".join(command) in " ".join(tabletop().stdout.split())  # help text wraps
+    result = tabletop(*command, "--help")
+    assert result.returncode == 0 and "usage: tabletop " + " ".join(command) in result.stdout
+
+
 def test_play_space_conquest_is_handed_its_own_arguments():
     result = tabletop("play", "space-conquest", "--mode", "sideways")
     assert result.returncode == 2 and "--mode" in result.stderr

@@ -170,7 +170,7 @@ def test_mcts_runs_its_simulations_and_respects_a_time_budget():
 # --- specs ---------------------------------------------------------------------------------------------
 def test_search_options_parse_with_types_and_defaults():
     emm = parse_spec("expectiminimax:nodes=5000,chance=2").options
-    assert emm == {"depth": 3, "budget_ms": 100.0, "nodes": 5000, "chance": 2}
+    assert emm == {"depth": 20, "budget_ms": 100.0, "nodes": 5000, "chance": 2}
     mcts = parse_spec("mcts:budget_ms=1000,rollout=random,c=1.2").options
     assert mcts == {"simulations": 2000, "budget_ms": 1000.0, "c": 1.2, "rollout": "random",
                     "rollout_depth": 4, "epsilon": 0.1}

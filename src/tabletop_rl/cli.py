@@ -250,13 +250,19 @@ def _train(args: argparse.Namespace) -> int:
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train)
 #: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
-DELEGATED = {("play", "space-conquest"): "tabletop_rl.space_conquest.play:play_main"}
+DELEGATED = {
+    ("play", "space-conquest"): "tabletop_rl.space_conquest.play:play_main",
+    ("serve", "klaverjas"): "tabletop_rl.klaverjas.service:serve_main",
+    ("train", "klaverjas-model"): "tabletop_rl.klaverjas.model:train_model_main",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabletop", description="Tabletop games for reinforcement learning: tournaments, terminal play, "
-                                     "replays. Run 'tabletop <command> --help' for a command's options.")
+                                     "replays. Run 'tabletop <command> --help' for a command's options.",
+        epilog="Games with their own options: " + ", ".join(f"tabletop {c} {g}" for c, g in DELEGATED)
+               + " (each with --help).")
     commands = parser.add_subparsers(title="commands", metavar="<command>")
     for add in SUBCOMMANDS:
         add(commands)

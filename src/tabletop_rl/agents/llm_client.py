@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+#: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables.
+API_KEY_ENV = "TABLETOP_LLM_API_KEY"
 #: Where the API key is looked for, in order, when none is given.
-KEY_ENV_VARS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+KEY_ENV_VARS = (API_KEY_ENV, "OPENROUTER_API_KEY", "OPENAI_API_KEY")
 #: Statuses worth asking again: timeout, conflict, rate limit (5xx are added in ``is_transient_status``).
 TRANSIENT_STATUSES = frozenset({408, 409, 429})
 #: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
@@ -401,7 +403,7 @@ class ChatClient:
 
 
 def find_api_key(explicit: str | None = None, env_var: str = "") -> str | None:
-    """The key given, else the first set of ``env_var`` (when named), OPENROUTER_API_KEY, OPENAI_API_KEY.
+    """The key given, else the first set of ``env_var`` (when named) and ``KEY_ENV_VARS``.
 
     >>> find_api_key("sk-given")
     'sk-given'

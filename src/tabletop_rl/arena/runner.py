@@ -75,12 +75,11 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None)
     up to ``VOID_RERUNS`` times and otherwise comes back with ``void`` set; a refused request
     (``FatalLLMError``) stops the run.
     """
-    for rerun in range(arena_llm.VOID_RERUNS + 1):
-        record = _play_once(game, match, num_players, max_plies)
-        if not record.get("void"):
-            break
-    if rerun:
-        record["void_reruns"] = rerun
+    record, reruns = _play_once(game, match, num_players, max_plies), 0
+    while record.get("void") and reruns < arena_llm.VOID_RERUNS:
+        record, reruns = _play_once(game, match, num_players, max_plies), reruns + 1
+    if reruns:
+        record["void_reruns"] = reruns
     return record
 
 

@@ -11,7 +11,7 @@ the proposed suit. Only the seat to act has a non-zero mask.
 >>> env.reset(seed=1)
 >>> obs, reward, terminated, truncated, info = env.last()
 >>> obs["observation"].shape, int(obs["action_mask"].sum()), env.agent_selection
-((324,), 4, 'player_0')
+((320,), 4, 'player_0')
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
             lines.append(f"trick {trick + 1}: {plays}" + (f"  -> {names[won]}" if won >= 0 else ""))
     for seat in range(4):
         hand = int(state[R.HAND + seat])
-        shown = " ".join(R.card_name(c) for c in R.cards_of(hand)) if seat == viewer else f"{bin(hand).count('1')} cards"
+        shown = (" ".join(R.card_name(c) for c in R.cards_of(hand)) if seat == viewer
+                 else f"{bin(hand).count('1')} cards")
         marker = "*" if seat == int(state[R.CURRENT]) and state[R.PHASE] != R.OVER else " "
         lines.append(f"{marker}{names[seat]} player_{seat}: {shown}")
     return "\n".join(lines)

@@ -169,5 +169,27 @@ class SearchPolicy(BasePolicy):
         return max(means, key=lambda c: (means[c], -c))
 
 
+class ModelPolicy(BasePolicy):
+    """The distilled MLP (``model.py``): the legal card it scores highest; ``path`` ``packaged`` = the shipped
+    model.txt. Trump choice as ``heuristic``."""
+
+    def __init__(self, name: str = "model", seed: int | None = None, path: str = "packaged") -> None:
+        super().__init__(name, seed)
+        from . import model as M
+
+        resolved = M.packaged_model_path() if path == "packaged" else path
+        if resolved is None:
+            raise ValueError("model: no packaged model.txt; pass model:path=FILE")
+        self.model = M.load(resolved)
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        state, _ = state_and_seat(info, "model")
+        if int(state[R.PHASE]) == R.BIDDING:
+            return bid_action(state, mask)
+        scores = self.model.card_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
+        return max(scores, key=lambda c: (scores[c], -c))
+
+
 register_policy("klaverjas", "heuristic", HeuristicPolicy)
+register_policy("klaverjas", "model", ModelPolicy, (Option("path", str, "packaged"),))
 register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12),))

@@ -36,6 +36,9 @@ def _trick_gain(played, t, leader, trump):
 
 TABLE_BITS = 18
 EXACT, LOWER, UPPER = 0, 1, 2
+# search stack columns
+(S_LEADER, S_TRICK, S_N, S_BASE, S_ALPHA, S_BETA, S_ALPHA0, S_BETA0, S_LEGAL, S_BEST, S_CARD, S_SLOT,
+ S_VALUE, S_SIZE) = range(14)
 
 
 def new_table() -> np.ndarray:
@@ -53,55 +56,94 @@ def _slot(hands, context):
 
 
 @njit(cache=True)
-def alpha_beta(hands, played, n, leader, t, trump, amsterdam, alpha, beta, table, counter):
-    """Value (team 0 minus team 1) of the rest of the deal with ``n`` cards of trick ``t`` on the table
-    (``played[4t:4t+n]``), ``leader`` having led it; ``hands`` are the four open hands (restored on return).
-    Positions at the start of a trick are cached in ``table`` (``new_table``) with their bound."""
-    counter[0] += 1
-    if n == 4:
-        winner, gain = _trick_gain(played, t, leader, trump)
-        value = gain if winner % 2 == 0 else -gain
-        if t == 7:
-            return value
-        return value + alpha_beta(hands, played, 0, winner, t + 1, trump, amsterdam,
-                                  alpha - value, beta - value, table, counter)
-    slot = -1
+def _enter(d, hands, played, leader, t, n, base, alpha, beta, trump, amsterdam, table, st):
+    """Open node ``d`` of the search stack; return True with ``st.value`` set when the table answers it."""
     context = leader + 4 * trump + 16 * amsterdam  # a table may be shared by deals with other trumps
+    key0, key1 = hands[0] | (hands[1] << 32), hands[2] | (hands[3] << 32)
+    st[d, S_SLOT] = -1
     if n == 0:
         slot = _slot(hands, context)
         row = table[slot]
-        if row[0] == (hands[0] | (hands[1] << 32)) and row[1] == (hands[2] | (hands[3] << 32)) and row[2] == context:
-            if row[4] == EXACT or (row[4] == LOWER and row[3] >= beta) or (row[4] == UPPER and row[3] <= alpha):
-                return row[3]
-    alpha0, beta0 = alpha, beta
+        if row[0] == key0 and row[1] == key1 and row[2] == context:
+            value = row[3] + base
+            if row[4] == EXACT or (row[4] == LOWER and value >= beta) or (row[4] == UPPER and value <= alpha):
+                st[d, S_VALUE] = value
+                return True
+        st[d, S_SLOT] = slot
     seat = (leader + n) % 4
-    legal = R.legal_cards(hands[seat], played[4 * t:4 * t + 4], n, trump, amsterdam)
-    maximizing = seat % 2 == 0
-    best = -INF if maximizing else INF
-    while legal:
-        card = 63 - _leading_zeros(legal)  # high cards first: they decide tricks
-        bit = np.int64(1) << card
-        legal ^= bit
-        hands[seat] ^= bit
-        played[4 * t + n] = card
-        value = alpha_beta(hands, played, n + 1, leader, t, trump, amsterdam, alpha, beta, table, counter)
-        hands[seat] |= bit
-        if maximizing:
-            best = max(best, value)
-            alpha = max(alpha, value)
+    st[d, S_LEADER], st[d, S_TRICK], st[d, S_N], st[d, S_BASE] = leader, t, n, base
+    st[d, S_ALPHA], st[d, S_BETA], st[d, S_ALPHA0], st[d, S_BETA0] = alpha, beta, alpha, beta
+    st[d, S_LEGAL] = R.legal_cards(hands[seat], played[4 * t:4 * t + 4], n, trump, amsterdam)
+    st[d, S_BEST] = -INF if seat % 2 == 0 else INF
+    return False
+
+
+@njit(cache=True)
+def alpha_beta(hands, played, n, leader, t, trump, amsterdam, alpha, beta, table, counter):
+    """Value (team 0 minus team 1) of the rest of the deal with ``n`` cards of trick ``t`` on the table
+    (``played[4t:4t+n]``), ``leader`` having led it; ``hands`` are the four open hands (restored on return).
+    Positions at the start of a trick are cached in ``table`` (``new_table``) with their bound.
+    Iterative (an explicit stack): numba's cache cannot hold recursive functions safely."""
+    st = np.zeros((33, S_SIZE), np.int64)
+    d = 0
+    base = 0
+    if n == 4:  # a complete trick on the table: score it, then search from the next lead
+        leader, gain = _trick_gain(played, t, leader, trump)
+        base = gain if leader % 2 == 0 else -gain
+        if t == 7:
+            return base
+        t, n = t + 1, 0
+    if _enter(0, hands, played, leader, t, n, base, alpha, beta, trump, amsterdam, table, st):
+        return st[0, S_VALUE]
+    while True:
+        node = st[d]
+        leader, t, n = node[S_LEADER], node[S_TRICK], node[S_N]
+        seat = (leader + n) % 4
+        if node[S_LEGAL] and node[S_ALPHA] < node[S_BETA]:
+            counter[0] += 1
+            card = 63 - _leading_zeros(node[S_LEGAL])  # high cards first: they decide tricks
+            node[S_LEGAL] ^= np.int64(1) << card
+            node[S_CARD] = card
+            hands[seat] ^= np.int64(1) << card
+            played[4 * t + n] = card
+            if n < 3:
+                child = (leader, t, n + 1, node[S_BASE])
+            else:
+                winner, gain = _trick_gain(played, t, leader, trump)
+                child = (winner, t + 1, 0, node[S_BASE] + (gain if winner % 2 == 0 else -gain))
+            if child[1] == 8:
+                value = child[3]
+            elif _enter(d + 1, hands, played, child[0], child[1], child[2], child[3],
+                        node[S_ALPHA], node[S_BETA], trump, amsterdam, table, st):
+                value = st[d + 1, S_VALUE]
+            else:
+                d += 1
+                continue
         else:
-            best = min(best, value)
-            beta = min(beta, value)
-        if alpha >= beta:
-            break
-    if slot >= 0:
-        row = table[slot]
-        row[0] = hands[0] | (hands[1] << 32)
-        row[1] = hands[2] | (hands[3] << 32)
-        row[2] = context
-        row[3] = best
-        row[4] = UPPER if best <= alpha0 else (LOWER if best >= beta0 else EXACT)
-    return best
+            value = node[S_BEST]
+            if node[S_SLOT] >= 0:
+                _store(table[node[S_SLOT]], hands, leader + 4 * trump + 16 * amsterdam, value, node)
+            if d == 0:
+                return value
+            d -= 1
+            node = st[d]
+            seat = (node[S_LEADER] + node[S_N]) % 4
+        hands[seat] |= np.int64(1) << node[S_CARD]
+        if seat % 2 == 0:
+            node[S_BEST] = max(node[S_BEST], value)
+            node[S_ALPHA] = max(node[S_ALPHA], value)
+        else:
+            node[S_BEST] = min(node[S_BEST], value)
+            node[S_BETA] = min(node[S_BETA], value)
+
+
+@njit(cache=True, inline="always")
+def _store(row, hands, context, value, node):
+    row[0] = hands[0] | (hands[1] << 32)
+    row[1] = hands[2] | (hands[3] << 32)
+    row[2] = context
+    row[3] = value - node[S_BASE]  # relative: the same deal rest can be reached with other scores
+    row[4] = UPPER if value <= node[S_ALPHA0] else (LOWER if value >= node[S_BETA0] else EXACT)
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,145 @@
+"""LLM players in the arena: per-move notes and per-game accounting in game records, forfeits, void
+matches, the LLM part of the summary, and the readable game logs of ``tabletop llm-match``.
+
+A game record of a match with an LLM seat gains ``llm`` (per seat: the game's accounting, or ``None``
+for a seat that is not an LLM) and ``llm_notes`` (per ply: the mover's reasoning and what the move
+cost, or ``None``). Policies are recognised by duck typing: an ``accounting`` dict and ``moves`` records.
+
+>>> summarize_llm([{"seats": ["llm:model=m", "random"], "llm": [{"clean": True, "attempts": 3}, None]}])
+{'llm:model=m': {'games': 1, 'clean_games': 1, 'attempts': 3}}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: A match whose LLM server stayed unavailable is played again this many times before it is left void.
+VOID_RERUNS = 2
+#: Per-move fields kept in ``llm_notes`` (the rest of a move record is in the game's moves and seats).
+NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
+               "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode")
+#: Accounting fields averaged per move in the table.
+_NOT_SUMMED = ("clean", "modes")
+
+
+def is_llm(policy: Any) -> bool:
+    return hasattr(policy, "accounting") and hasattr(policy, "moves")
+
+
+def move_note(policy: Any) -> dict[str, Any] | None:
+    """The decision ``policy`` just made, for ``llm_notes`` (``None`` for a policy that is not an LLM)."""
+    if not is_llm(policy) or not policy.moves:
+        return None
+    record = policy.moves[-1].as_dict()
+    return {name: record[name] for name in NOTE_FIELDS}
+
+
+def game_accounting(policies: list[Any]) -> list[dict[str, Any] | None] | None:
+    """Per seat, the game's LLM accounting (``None`` for other seats); ``None`` when no seat is an LLM."""
+    if not any(is_llm(p) for p in policies):
+        return None
+    return [p.accounting if is_llm(p) else None for p in policies]
+
+
+def add_llm_outcome(record: dict[str, Any], policies: list[Any], notes: list[dict[str, Any] | None],
+                    forfeit: int | None, void: str | None) -> None:
+    """Complete a game record: LLM accounting and notes (when a seat is an LLM), a forfeit (that seat
+    loses, the others share first place), or ``void`` (why the server stayed unavailable; not scored).
+
+    >>> record = {"seats": ["a", "b"], "winners": [], "ranks": None, "error": None}
+    >>> add_llm_outcome(record, [], [], forfeit=0, void=None); record["winners"], record["ranks"]
+    ([1], [1, 0])
+    """
+    accounting = game_accounting(policies)
+    if accounting is not None:
+        record["llm"], record["llm_notes"] = accounting, notes
+    if forfeit is not None:
+        n = len(record["seats"])
+        record["forfeit"] = forfeit
+        record["ranks"] = [1 if s == forfeit else 0 for s in range(n)]
+        record["winners"] = [s for s in range(n) if s != forfeit]
+    if void is not None:
+        record["void"] = void
+
+
+def is_clean(record: dict[str, Any]) -> bool:
+    """True when no LLM seat of the game fell back or forfeited (every move was the model's own)."""
+    return all(acc is None or acc["clean"] for acc in record.get("llm") or [])
+
+
+def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per LLM policy: games, clean games, and each accounting counter summed over its games."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in valid:
+        for name, acc in zip(record["seats"], record.get("llm") or []):
+            if acc is None:
+                continue
+            mine = out.setdefault(name, {"games": 0, "clean_games": 0})
+            mine["games"] += 1
+            mine["clean_games"] += acc["clean"]
+            for key, value in acc.items():
+                if key not in _NOT_SUMMED and value is not None:
+                    mine[key] = mine.get(key, 0) + value
+    return out
+
+
+def format_llm_table(llm: dict[str, dict[str, Any]]) -> str:
+    """The LLM policies' accounting as aligned text (empty when there is none)."""
+    if not llm:
+        return ""
+    lines = [f"{'LLM policy':<36}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}{'illegal':>8}{'parse':>6}"
+             f"{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}{'s/call':>8}"]
+    for name, acc in sorted(llm.items()):
+        moves, calls = acc.get("moves", 0), acc.get("attempts", 0)
+        cost = f"{acc['cost']:.4f}" if "cost" in acc else "-"
+        lines.append(f"{name[:35]:<36}{acc['games']:>6}{acc['clean_games']:>6}{moves:>7}"
+                     f"{acc.get('fallback_moves', 0) + acc.get('forfeit_moves', 0):>9}"
+                     f"{acc.get('illegal_replies', 0):>8}{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
+                     f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('completion_tokens', 0), moves):>13}"
+                     f"{cost:>9}{_per(acc.get('latency_s', 0.0), calls, 2):>8}")
+    return "\n".join(lines)
+
+
+def _per(total: float, count: int, digits: int = 0) -> str:
+    return f"{total / count:.{digits}f}" if count else "-"
+
+
+def note_lines(note: dict[str, Any] | None) -> str:
+    """A move's reasoning and cost, indented, for replays and game logs (empty for a non-LLM move)."""
+    if note is None:
+        return ""
+    cost = f", ${note['cost']:.5f}" if note.get("cost") is not None else ""
+    lines = [f"    [{note['source']}; {note['attempts']} call(s), {note['prompt_tokens']}+"
+             f"{note['completion_tokens']} tokens{cost}, {note['latency_s']:.2f} s]"]
+    if note["reasoning"]:
+        lines.append(f"    reasoning: {note['reasoning']}")
+    lines += [f"    rejected: {error}" for error in note["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_game_logs(out: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """``out/logs/game-<index>.txt`` for each record: what ``tabletop replay`` prints for that game."""
+    from .terminal import replay_terminal
+
+    folder = Path(out) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for record in sorted(records, key=lambda r: r["index"]):
+        path = folder / f"game-{record['index']:04d}.txt"
+        with open(path, "w", encoding="utf-8") as fh:
+            replay_terminal(Path(out), record["index"], stdout=fh, interactive=False)
+            fh.write(accounting_lines(record))
+        paths.append(path)
+    return paths
+
+
+def accounting_lines(record: dict[str, Any]) -> str:
+    """Per LLM seat, the game's totals, for the end of a game log."""
+    lines = []
+    for seat, acc in enumerate(record.get("llm") or []):
+        if acc is not None:
+            shown = {k: v for k, v in acc.items() if k != "modes"}
+            lines.append(f"P{seat} {record['seats'][seat]}: " + ", ".join(
+                f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in shown.items()))
+    return ("\naccounting\n" + "\n".join(lines) + "\n") if lines else ""

@@ -1,0 +1,73 @@
+"""The AEC env: PettingZoo conformance, hidden hands never reach another seat's observation, rendering."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+from tabletop_rl.klaverjas import rules as R
+from tabletop_rl.klaverjas.env import OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("options", [{}, {"rules": "amsterdam", "deals": 2, "trump_selection": "free_with_pass"},
+                                     {"trump_selection": "proposed_suit", "all_pass": "redeal"}])
+def test_api_and_seed_tests(options):
+    api_test(klaverjas_env(**options), num_cycles=200)
+    seed_test(partial(klaverjas_env, **options), num_cycles=100)
+
+
+def test_observations_of_other_seats_do_not_depend_on_how_hidden_cards_are_split():
+    """Swap one unplayed card between seats 1 and 3: seats 0 and 2 see byte-identical observations,
+    seats 1 and 3 (who hold them) do see the difference."""
+    state = R.new_state(seed=8, rules="amsterdam")
+    R.apply_action(state, R.NAME_TRUMP + 1)
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    for _ in range(6):
+        R.legal_mask(state, mask)
+        R.apply_action(state, int(np.flatnonzero(mask)[-1]))
+    swapped = state.copy()
+    a, b = R.cards_of(int(state[R.HAND + 1]))[0], R.cards_of(int(state[R.HAND + 3]))[0]
+    swapped[R.HAND + 1] ^= (1 << a) | (1 << b)
+    swapped[R.HAND + 3] ^= (1 << a) | (1 << b)
+    for seat in range(4):
+        same = observe(state, seat).tobytes() == observe(swapped, seat).tobytes()
+        assert same == (seat in (0, 2)), f"seat {seat}"
+
+
+def test_an_episode_ends_with_zero_sum_team_rewards_and_renders_only_the_viewers_hand():
+    env = raw_env(render_mode="ansi", render_viewer=2, reward="points")
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    text = env.render()
+    hand = R.cards_of(int(env.state_row[R.HAND + 2]))
+    other = R.cards_of(int(env.state_row[R.HAND + 1]))
+    assert all(R.card_name(c) in text for c in hand)
+    assert "8 cards" in text and not any(f" {R.card_name(c)} " in f" {text.splitlines()[-3]} " for c in other)
+    rewards = {}
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, _ = env.last()
+        assert obs["observation"].shape == (OBS_SIZE,)
+        if terminated or truncated:
+            rewards[agent] = reward
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert rewards["player_0"] == rewards["player_2"] == -rewards["player_1"] != 0
+
+
+def test_illegal_action_raises_and_leaves_the_env_unchanged():
+    env = raw_env()
+    env.reset(seed=1)
+    before = env.state_row.copy()
+    with pytest.raises(IllegalActionError, match="not legal"):
+        env.step(R.PASS)  # forced forehand may not pass
+    assert np.array_equal(before, env.state_row)
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="rules"):
+        klaverjas_env(rules="frisian")
+    with pytest.raises(ValueError, match="reward"):
+        raw_env(reward="money")

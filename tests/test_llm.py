@@ -1,0 +1,550 @@
+"""LLM players without a network: a scripted backend stands where the ``openai`` SDK call would be,
+so these tests drive the policy logic (parsing, validation, re-prompts, fallbacks, planned token
+returns, accounting), the retry loop, the response cache and Splendor's prompt."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from positions import cost, points, position
+from tabletop_rl.agents import make_policy
+from tabletop_rl.agents.llm import FINAL_ANSWER, ForfeitError, LLMPolicy, ReplyError, parse_reply
+from tabletop_rl.agents.llm_client import (
+    ChatClient,
+    ChatReply,
+    ChatRequest,
+    FatalLLMError,
+    LLMUnavailableError,
+    ResponseCache,
+    RetrySettings,
+    TransientLLMError,
+    Usage,
+    retry_after_seconds,
+)
+from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.splendor import rules as R
+from tabletop_rl.splendor.prompt import PROMPT, SYSTEM_PROMPT, seat_view
+
+USAGE = Usage(prompt_tokens=120, completion_tokens=30, reasoning_tokens=5, cached_tokens=100, cost=0.0002)
+
+
+class Scripted:
+    """A backend that answers with the scripted replies in order (an exception is raised instead)."""
+
+    def __init__(self, *replies: str | ChatReply | Exception) -> None:
+        self.replies = list(replies)
+        self.requests: list[ChatRequest] = []
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        self.requests.append(request)
+        assert self.replies, "the policy asked for more replies than the test scripted"
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply if isinstance(reply, ChatReply) else ChatReply(reply, "stop", USAGE, latency_s=0.25)
+
+
+class LegalPlayer:
+    """A backend that picks a random legal id from the request's JSON schema (plays whole games)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+        self.requests: list[ChatRequest] = []
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        self.requests.append(request)
+        legal = request.response_format["json_schema"]["schema"]["properties"]["action"]["enum"]
+        return ChatReply(move(self.rng.choice(legal)), "stop", USAGE, latency_s=0.01)
+
+
+def move(action, reasoning: str = "because") -> str:
+    return json.dumps({"reasoning": reasoning, "action": action})
+
+
+def policy(*replies, **options) -> LLMPolicy:
+    backend = replies[0] if len(replies) == 1 and not isinstance(replies[0], (str, ChatReply, Exception)) \
+        else Scripted(*replies)
+    return LLMPolicy(seed=0, backend=backend, **options)
+
+
+def act(p, game: SplendorGame) -> int:
+    return p.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
+
+
+def play(p, game: SplendorGame) -> int:
+    action = act(p, game)
+    game.step(action)
+    return action
+
+
+def fresh() -> SplendorGame:
+    return SplendorGame(2, seed=11)
+
+
+# --- replies and moves -------------------------------------------------------------------------
+def test_a_good_reply_is_played_and_accounted():
+    game = fresh()
+    p = policy(move(3, "three colours"))
+    assert act(p, game) == 3
+    record = p.moves[0]
+    assert (record.source, record.move, record.reasoning, record.attempts) == ("llm", "take:white,green,red",
+                                                                               "three colours", 1)
+    totals = p.accounting
+    assert totals["prompt_tokens"] == 120 and totals["completion_tokens"] == 30
+    assert totals["reasoning_tokens"] == 5 and totals["cached_tokens"] == 100
+    assert totals["cost"] == pytest.approx(0.0002) and totals["latency_s"] == pytest.approx(0.25)
+    assert totals["clean"] and totals["modes"] == {"json_schema": 1}
+
+
+@pytest.mark.parametrize("action", ["buy:1.0", " BUY:1.0 ", "45", 45, 45.0])
+def test_action_by_number_or_name(action):
+    game = SplendorGame.from_json(position(2, tokens={0: {"red": 2, "black": 1}}))  # card 0 costs 2 red, 1 black
+    assert act(policy(move(action)), game) == game.parse_action("buy:1.0")
+
+
+def test_illegal_reply_is_re_prompted_with_the_error_and_the_previous_reply():
+    game = fresh()
+    bad = move("buy:3.0")
+    p = policy(bad, move(0))
+    assert act(p, game) == 0
+    retry = p.client.backend.requests[1].messages
+    expected_error = game.explain_illegal("buy:3.0")
+    assert retry[:2] == p.client.backend.requests[0].messages
+    assert retry[2] == {"role": "assistant", "content": bad}
+    assert retry[3]["role"] == "user" and expected_error in retry[3]["content"]
+    assert (p.moves[0].attempts, p.moves[0].illegal_replies, p.moves[0].parse_failures) == (2, 1, 0)
+
+
+def test_garbage_is_a_parse_failure_then_re_prompted():
+    game = fresh()
+    p = policy("I think I'll take some gems {not json", move(1))
+    assert act(p, game) == 1
+    assert (p.moves[0].parse_failures, p.moves[0].illegal_replies) == (1, 0)
+    assert "no JSON object" in p.client.backend.requests[1].messages[-1]["content"]
+
+
+def test_truncated_reply_is_its_own_category_and_told_so():
+    game = fresh()
+    p = policy(ChatReply('{"reasoning": "first I will consider', "length", USAGE), move(2), max_tokens=50)
+    assert act(p, game) == 2
+    assert (p.moves[0].truncated, p.moves[0].parse_failures) == (1, 0)
+    assert "cut off at the token limit (50 tokens)" in p.client.backend.requests[1].messages[-1]["content"]
+
+
+def test_plain_text_with_final_answer_marker():
+    game = fresh()
+    p = policy(f"Gems are scarce.\n{FINAL_ANSWER} take:white,blue,green")
+    assert act(p, game) == 0 and p.moves[0].reasoning == "Gems are scarce."
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('```json\n{"reasoning": "r", "action": 7}\n```', ("r", 7)),
+    ('Here you go: {"action": "pass"} done', ("", "pass")),
+    ('{"reasoning": "r", "action": {"type": "PASS"}}', ("r", {"type": "PASS"})),
+    ("thinking...\nfinal answer: 12\n", ("thinking...", "12")),
+])
+def test_parse_reply_forms(text, expected):
+    assert parse_reply(text) == expected
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"reasoning": "no move"}', 'no "action" field'),
+    ("just words", "no JSON object"),
+    ("", "no JSON object"),
+])
+def test_parse_reply_failures(text, problem):
+    with pytest.raises(ReplyError, match=problem) as err:
+        parse_reply(text)
+    assert err.value.kind == "parse"
+
+
+# --- the structured form -----------------------------------------------------------------------
+def _noble_choice_position() -> dict:
+    """Seat 0 has 4 white, 4 blue and 4 black bonuses, so nobles 0 (white+blue) and 1 (white+black) visit."""
+    bought = [0, 1, 2, 3, 8, 9, 10, 11, 32, 33, 34, 35]
+    return position(2, bought={0: bought}, nobles=[0, 1, 2], phase="noble")
+
+
+STRUCTURED = [
+    (position(2), {"type": "TAKE_3_DIFF", "tokens": {"red": 1, "white": 1, "blue": 1}}, "take:white,blue,red"),
+    (position(2), {"type": "TAKE_3_DIFF", "tokens": ["black", "green", "red"]}, "take:green,red,black"),
+    (position(2), {"type": "TAKE_2_SAME", "tokens": {"green": 2}}, "take2:green"),
+    (position(2), {"type": "RESERVE", "cardId": 41}, "reserve:2.1"),
+    (position(2), {"type": "RESERVE", "reserveDeckLevel": "LEVEL_3"}, "reserve_deck:3"),
+    (position(2, tokens={0: {"red": 2, "black": 1}}), {"type": "PURCHASE", "cardId": 0}, "buy:1.0"),
+    (position(2, reserved={0: [20, 5]}, tokens={0: cost(5)}), {"type": "purchase", "cardId": "5"},
+     "buy_reserved:1"),
+    (_noble_choice_position(), {"type": "CHOOSE_NOBLE", "nobleId": 1}, "noble:1"),
+]
+
+
+@pytest.mark.parametrize("pos, action, name", STRUCTURED)
+def test_structured_form(pos, action, name):
+    game = SplendorGame.from_json(pos)
+    assert act(policy(move(action)), game) == game.parse_action(name)
+
+
+@pytest.mark.parametrize("action, kind, problem", [
+    ({"type": "TAKE_3_DIFF", "tokens": {"red": 2}}, "parse", "1 token each"),
+    ({"type": "TAKE_3_DIFF", "tokens": {"purple": 1}}, "parse", "'purple' is not one of"),
+    ({"type": "TAKE_2_SAME", "tokens": {"gold": 2}}, "parse", "'gold' is not one of"),
+    ({"type": "RESERVE", "cardId": 89}, "illegal", "card 89 is not in the market"),
+    ({"type": "RESERVE", "reserveDeckLevel": "LEVEL_9"}, "parse", "reserveDeckLevel"),
+    ({"type": "PURCHASE", "cardId": 44}, "illegal", "neither in the market nor among your reserved"),
+    ({"type": "PURCHASE", "cardId": 0}, "illegal", "buy:1.0: card 0 costs"),
+    ({"type": "STEAL", "cardId": 0}, "parse", "unknown move type 'STEAL'"),
+    ({"type": "PURCHASE", "cardId": True}, "parse", "cardId must be a card id"),
+    ("buy:9.9", "parse", "unknown action name"),
+    (99, "illegal", "not a move number"),
+    (True, "parse", "action must be"),
+])
+def test_structured_form_errors_name_the_problem(action, kind, problem):
+    game = SplendorGame.from_json(position(2))
+    with pytest.raises(ReplyError, match=problem) as err:
+        PROMPT.parse_action(action, game, 0, game.legal_actions())
+    assert err.value.kind == kind
+
+
+def _twelve_token_game() -> SplendorGame:
+    """Seat 0 holds 9 tokens; taking 3 leaves 12, so two tokens go back."""
+    return SplendorGame.from_json(position(2, tokens={0: {"white": 2, "blue": 2, "green": 2, "red": 2, "black": 1}}))
+
+
+def test_tokens_to_return_given_in_advance_are_used_without_asking():
+    game = _twelve_token_game()
+    take = {"type": "TAKE_3_DIFF", "tokens": {"white": 1, "blue": 1, "green": 1},
+            "tokensToReturn": {"red": 1, "black": 1}}
+    p = policy(move(take))
+    for _ in range(3):
+        play(p, game)
+    assert len(p.client.backend.requests) == 1
+    assert [m.source for m in p.moves] == ["llm", "planned", "planned"]
+    assert [m.move for m in p.moves] == ["take:white,blue,green", "return:red", "return:black"]
+    assert game.player(0)["tokens"] == {"white": 3, "blue": 3, "green": 3, "red": 1, "black": 0, "gold": 0}
+    assert game.current_player == 1
+
+
+def test_returns_not_given_in_advance_are_asked_as_short_prompts():
+    game = _twelve_token_game()
+    p = policy(move(0), move("return:red"), move({"type": "RETURN_TOKENS", "tokens": {"black": 1}}))
+    for _ in range(3):
+        play(p, game)
+    second = p.client.backend.requests[1].messages[1]["content"]
+    assert "hold 12 tokens" in second and "2 to return in all" in second and '"board"' not in second
+    assert game.player(0)["tokens"]["red"] == 1 and game.player(0)["tokens"]["black"] == 0
+
+
+def test_a_planned_return_that_is_not_legal_drops_the_plan_and_asks():
+    game = _twelve_token_game()
+    take = {"type": "TAKE_3_DIFF", "tokens": {"white": 1, "blue": 1, "green": 1}, "tokensToReturn": {"gold": 2}}
+    p = policy(move(take), move("return:white"), move("return:white"))
+    for _ in range(3):
+        play(p, game)
+    assert [m.source for m in p.moves] == ["llm", "llm", "llm"]
+    assert game.player(0)["tokens"]["white"] == 1
+
+
+def test_noble_choice_is_a_short_prompt():
+    game = SplendorGame.from_json(_noble_choice_position())
+    p = policy(move(61))
+    assert act(p, game) == 61
+    assert "several nobles would visit you" in p.client.backend.requests[0].messages[1]["content"]
+
+
+def _only_pass_position() -> dict:
+    """The players hold every gem, seat 0 has 3 reserved cards and affords nothing: pass is the only move."""
+    cards, _ = R.tables()
+    needs_red_or_black = [c for c in range(R.NUM_CARDS) if cards[c, R.CARD_COST + 3] or cards[c, R.CARD_COST + 4]]
+    by_level = {lv: [c for c in needs_red_or_black if R.level_of(c) == lv - 1] for lv in (1, 2, 3)}
+    return position(2, tokens={0: {"white": 4, "blue": 4, "green": 2}, 1: {"green": 2, "red": 4, "black": 4}},
+                    reserved={0: by_level[1][4:7]}, market={lv: by_level[lv][:4] for lv in (1, 2, 3)})
+
+
+def test_a_single_legal_move_is_played_without_asking():
+    game = SplendorGame.from_json(_only_pass_position())
+    assert game.legal_actions() == [game.parse_action("pass")]
+    p = policy()  # nothing scripted: a call would fail
+    assert act(p, game) == game.parse_action("pass")
+    assert p.moves[0].source == "forced" and p.moves[0].attempts == 0
+
+
+# --- fallbacks -------------------------------------------------------------------------------------
+def test_random_fallback_after_max_retries():
+    game = fresh()
+    p = policy("nope", "still nope", max_retries=1, fallback="random")
+    action = act(p, game)
+    assert game.legal_mask()[action]
+    record = p.moves[0]
+    assert (record.source, record.attempts, record.parse_failures) == ("fallback", 2, 2)
+    assert not p.accounting["clean"] and p.accounting["fallback_moves"] == 1
+
+
+def test_greedy_fallback_plays_greedys_move():
+    game = fresh()
+    p = policy(move(99), max_retries=0, fallback="greedy")
+    greedy = make_policy("greedy")
+    assert act(p, game) == greedy.act(None, game.legal_mask(), {"game": game, "player": 0})
+    assert p.moves[0].source == "fallback" and p.moves[0].illegal_replies == 1
+
+
+def test_forfeit_fallback_raises_with_the_seat_and_is_recorded():
+    game = fresh()
+    game.step(0)
+    p = policy("x", max_retries=0, fallback="forfeit")
+    with pytest.raises(ForfeitError, match="forfeits") as err:
+        act(p, game)
+    assert err.value.seat == 1 and p.moves[0].source == "forfeit" and p.accounting["forfeit_moves"] == 1
+
+
+# --- response formats -----------------------------------------------------------------------------------
+def test_auto_mode_steps_down_when_the_server_refuses_a_format():
+    refuse = FatalLLMError("HTTP 400: response_format json_schema is not supported by this model", 400)
+    refuse_json = FatalLLMError("HTTP 400: 'response_format.type' must be 'text'", 400)
+    p = policy(refuse, refuse_json, f"I take three.\n{FINAL_ANSWER} 0")
+    assert act(p, fresh()) == 0
+    formats = [r.response_format for r in p.client.backend.requests]
+    assert formats[0]["type"] == "json_schema" and formats[1] == {"type": "json_object"} and formats[2] is None
+    assert p.mode == "text" and p.moves[0].mode == "text" and p.moves[0].attempts == 1
+
+
+def test_a_refused_request_stops_with_a_clear_error():
+    p = policy(FatalLLMError("HTTP 401: invalid credentials", 401))
+    with pytest.raises(FatalLLMError, match=r"llm player 'llm' stopped: HTTP 401: invalid credentials"):
+        act(p, fresh())
+
+
+def test_a_fixed_mode_is_not_stepped_down():
+    p = policy(FatalLLMError("HTTP 400: json_schema not supported", 400), mode="json_schema")
+    with pytest.raises(FatalLLMError, match="json_schema not supported"):
+        act(p, fresh())
+
+
+def test_schema_constrains_action_to_legal_ids_and_bounds_reasoning():
+    game = fresh()
+    p = policy(move(0), reasoning_chars=123)
+    act(p, game)
+    schema = p.client.backend.requests[0].response_format["json_schema"]["schema"]
+    assert schema["properties"]["action"]["enum"] == game.legal_actions()
+    assert schema["properties"]["reasoning"]["maxLength"] == 123
+    assert schema["required"] == ["reasoning", "action"]
+
+
+def test_without_legal_list_the_prompt_has_no_list_and_any_form_is_accepted():
+    game = fresh()
+    p = policy(move({"type": "TAKE_2_SAME", "tokens": {"red": 2}}), legal_list=False)
+    assert act(p, game) == game.parse_action("take2:red")
+    request = p.client.backend.requests[0]
+    assert "Legal moves" not in request.messages[1]["content"]
+    assert "enum" not in json.dumps(request.response_format)
+
+
+# --- the prompt ---------------------------------------------------------------------------------------------
+def test_system_prompt_is_byte_identical_for_every_request_of_a_game():
+    game = SplendorGame(2, seed=4, max_plies=60)
+    players = [policy(LegalPlayer(0)), policy(LegalPlayer(1))]
+    while not game.is_over:
+        play(players[game.current_player], game)
+    systems = {r.messages[0]["content"] for p in players for r in p.client.backend.requests}
+    assert systems == {SYSTEM_PROMPT}
+    assert sum(len(p.client.backend.requests) for p in players) > 20
+
+
+def test_position_json_from_the_seat_has_the_documented_shape():
+    game = SplendorGame.from_json(position(3, reserved={0: [(5, True)], 1: [(6, True), 41]},
+                                           tokens={1: {"gold": 2}}, current_player=0))
+    view = seat_view(game, 0)
+    cards, _ = R.tables()
+    assert view["you"]["reserved"] == [{"id": 5, "level": 1, "colour": R.COLOURS[cards[5, R.CARD_BONUS]],
+                                        "points": points(5), "cost": {k: v for k, v in cost(5).items() if v}}]
+    opponent = view["opponents"][0]
+    assert opponent["seat"] == 1 and opponent["reservedCount"] == 2
+    assert [c["id"] for c in opponent["reserved"]] == [41] and opponent["hiddenReservedLevels"] == [1]
+    assert opponent["gems"]["gold"] == 2 and [o["seat"] for o in view["opponents"]] == [1, 2]
+    assert set(view["board"]) == {"tokens", "nobles", "market", "deckSizes"}
+    assert [c["id"] for c in view["board"]["market"]["level2"]] == game.market(2)
+    message = PROMPT.user_message(game, 0, game.legal_actions(), legal_list=True)
+    assert json.loads(message.split("\n")[1]) == view
+
+
+def _hidden_variants() -> tuple[SplendorGame, SplendorGame, SplendorGame]:
+    """A: seat 1 blind-reserved card x, y tops the level-1 deck. B: x and y swapped. C: A with decks reversed."""
+    cards, _ = R.tables()
+    x = 30
+    y = next(c for c in range(31, 40) if not np.array_equal(cards[c], cards[x]))
+    a = position(2, reserved={1: [(x, True)]}, decks={1: [y]}, tokens={1: {"gold": 1}})
+    b = position(2, reserved={1: [(y, True)]}, decks={1: [x]}, tokens={1: {"gold": 1}})
+    c = json.loads(json.dumps(a))
+    c["decks"] = {level: deck[::-1] for level, deck in c["decks"].items()}
+    return tuple(SplendorGame.from_json(p) for p in (a, b, c))
+
+
+def test_prompts_hide_blind_reserves_and_deck_order():
+    games = _hidden_variants()
+    requests = []
+    for game in games:
+        p = policy(move(0))
+        act(p, game)
+        request = p.client.backend.requests[0]
+        requests.append((request.messages, request.response_format))
+    assert requests[0] == requests[1] == requests[2]
+    a, b, _ = games
+    assert seat_view(a, 1) != seat_view(b, 1), "the owner must see which card they reserved"
+
+
+def test_re_dealing_what_a_player_cannot_see_never_changes_their_prompt():
+    owner_saw_a_change = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        game = SplendorGame(2 + seed % 3, seed=seed)
+        for _ in range(8 + seed):
+            legal = game.legal_actions()
+            blind = [a for a in legal if 42 <= a <= 44]
+            game.step(int(rng.choice(blind if blind and rng.random() < 0.5 else legal)))
+        seat, legal = game.current_player, game.legal_actions()
+        other = game.determinize(seat, seed=100 + seed)
+        for legal_list in (True, False):
+            assert PROMPT.user_message(other, seat, legal, legal_list) == \
+                PROMPT.user_message(game, seat, legal, legal_list), f"seed {seed}: seat {seat} sees hidden cards"
+        owner_saw_a_change += sum(seat_view(other, q) != seat_view(game, q)
+                                  for q in range(game.num_players) if q != seat)
+    assert owner_saw_a_change > 0, "no re-deal changed a blind reserve: the test proves nothing"
+
+
+# --- spec, key, accounting ----------------------------------------------------------------------------
+def test_spec_options_reach_the_policy():
+    p = make_policy("llm:model=some/model,base_url=http://127.0.0.1:9/v1,temperature=0.7,max_retries=1,"
+                    "fallback=greedy,legal_list=false,mode=json_object", seed=0)
+    assert isinstance(p, LLMPolicy)
+    assert (p.model, p.temperature, p.max_retries, p.fallback, p.legal_list, p.mode) == \
+        ("some/model", 0.7, 1, "greedy", False, "json_object")
+    assert p.name == ("llm:model=some/model,base_url=http://127.0.0.1:9/v1,temperature=0.7,max_retries=1,"
+                      "fallback=greedy,legal_list=false,mode=json_object")
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("llm:fallback=coinflip,base_url=http://127.0.0.1:9/v1", "fallback='coinflip' is not one of random"),
+    ("llm:mode=xml,base_url=http://127.0.0.1:9/v1", "mode='xml' is not one of auto"),
+    ("llm:max_retries=-1,base_url=http://127.0.0.1:9/v1", "max_retries must be >= 0"),
+    ("llm:concurrency=0,base_url=http://127.0.0.1:9/v1", "concurrency must be at least 1"),
+])
+def test_bad_llm_options_are_one_line_errors(spec, problem):
+    with pytest.raises(ValueError, match=problem):
+        make_policy(spec)
+
+
+def test_a_remote_server_without_a_key_is_a_clear_error(monkeypatch):
+    for name in ("TABLETOP_LLM_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "MY_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="no API key for https://openrouter.ai/api/v1: set one of MY_KEY, "
+                                         "TABLETOP_LLM_API_KEY, OPENROUTER_API_KEY, OPENAI_API_KEY"):
+        make_policy("llm:api_key_env=MY_KEY")
+
+
+def test_the_key_from_the_environment_never_appears_in_names_or_records(monkeypatch):
+    secret = "sk-or-v1-THIS-IS-SECRET"
+    monkeypatch.setenv("OPENROUTER_API_KEY", secret)
+    p = make_policy("llm:model=m", seed=0)
+    assert p.client.backend._secret == secret  # the key was found, and only the SDK seam holds it
+    p.client.backend = Scripted(move(0))
+    play(p, fresh())
+    visible = json.dumps([p.name, repr(p), p.accounting, [m.as_dict() for m in p.moves], vars(p.stats)])
+    assert secret not in visible
+
+
+def test_every_decision_of_a_game_is_accounted():
+    game = SplendorGame(2, seed=9, max_plies=80)
+    p = policy(LegalPlayer(3))
+    random_player = make_policy("random", seed=1)
+    llm_turns = 0
+    while not game.is_over:
+        if game.current_player == 0:
+            llm_turns += 1
+            play(p, game)
+        else:
+            play(random_player, game)
+    totals = p.accounting
+    assert totals["moves"] == llm_turns == p.stats.decisions
+    assert totals["llm_moves"] + totals["forced_moves"] + totals["planned_moves"] == llm_turns
+    assert totals["attempts"] == len(p.client.backend.requests) == totals["llm_moves"]
+    assert totals["prompt_tokens"] == 120 * totals["attempts"]
+    p.reset(seed=1)
+    assert p.accounting["moves"] == 0 and p.moves == []
+
+
+# --- the retry loop and the cache ---------------------------------------------------------------------------
+def client(*replies, retries: int = 3, cache: ResponseCache | None = None) -> tuple[ChatClient, list[float]]:
+    sleeps: list[float] = []
+    return ChatClient(Scripted(*replies), f"http://retry-test-{random.random()}/v1", cache=cache, seed=0,
+                      retry=RetrySettings(retries=retries, backoff_s=1.0, max_backoff_s=5.0),
+                      sleep=sleeps.append), sleeps
+
+
+REQUEST = ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_transient_errors_back_off_exponentially_with_jitter():
+    c, sleeps = client(*(TransientLLMError("HTTP 503: busy", 503) for _ in range(3)), "ok")
+    reply = c.complete(REQUEST)
+    assert reply.text == "ok" and reply.network_retries == 3
+    assert 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 2.0 and 2.0 <= sleeps[2] <= 4.0
+    assert len(set(sleeps)) == 3
+
+
+def test_retry_after_is_honoured():
+    c, sleeps = client(TransientLLMError("HTTP 429: slow down", 429, retry_after_s=4.5), "ok")
+    c.complete(REQUEST)
+    assert sleeps == [4.5]
+
+
+def test_retries_spent_is_unavailable_and_fatal_is_not_retried():
+    c, sleeps = client(*(TransientLLMError("timed out") for _ in range(3)), retries=2)
+    with pytest.raises(LLMUnavailableError, match="3 attempts failed, last: timed out"):
+        c.complete(REQUEST)
+    assert len(sleeps) == 2
+    c, sleeps = client(FatalLLMError("HTTP 404: no such model", 404), "never")
+    with pytest.raises(FatalLLMError, match="no such model"):
+        c.complete(REQUEST)
+    assert sleeps == [] and len(c.backend.requests) == 1
+
+
+def test_a_very_long_retry_after_is_not_waited_out():
+    c, sleeps = client(TransientLLMError("HTTP 429: daily quota", 429, retry_after_s=86400), "ok")
+    with pytest.raises(LLMUnavailableError, match="retry after 86400 s"):
+        c.complete(REQUEST)
+    assert sleeps == []
+
+
+@pytest.mark.parametrize("headers, seconds", [
+    ({"Retry-After": "3"}, 3.0), ({"retry-after-ms": "250"}, 0.25), ({"Retry-After": "soon"}, None), ({}, None),
+    ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+])
+def test_retry_after_header_forms(headers, seconds):
+    assert retry_after_seconds(headers) == seconds
+
+
+def test_the_cache_answers_repeated_requests_without_a_call(tmp_path):
+    c, _ = client("first", "second", cache=ResponseCache(tmp_path))
+    assert c.complete(REQUEST).text == "first"
+    again = c.complete(REQUEST)
+    assert (again.text, again.cached, again.usage) == ("first", True, USAGE)
+    other = ChatRequest(model="m", messages=[{"role": "user", "content": "bye"}])
+    assert c.complete(other).text == "second" and len(c.backend.requests) == 2
+
+
+def test_a_cached_rerun_replays_the_game_with_no_calls(tmp_path):
+    def run(backend) -> tuple[list[int], LLMPolicy]:
+        game = SplendorGame(2, seed=21, max_plies=40)
+        p = LLMPolicy(seed=0, backend=backend, cache=str(tmp_path))
+        opponent = make_policy("random", seed=2)
+        actions = []
+        while not game.is_over:
+            actions.append(play(p if game.current_player == 0 else opponent, game))
+        return actions, p
+
+    first, _ = run(LegalPlayer(5))
+    again, p = run(Scripted())  # any call would fail: nothing scripted
+    assert again == first and p.accounting["cache_hits"] == p.accounting["attempts"] > 0
