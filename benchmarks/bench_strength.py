@@ -15,21 +15,12 @@ plies, mean decision time per move of A and B, and search nodes per second of A 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from multiprocessing import Pool
 
 import numpy as np
 
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion, e.g. ``wilson(60, 100)`` ~ (0.50, 0.69)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+from tabletop_rl.stats import wilson_interval
 
 
 def play_game(task: tuple[str, str, int, bool]) -> dict:
@@ -73,7 +64,7 @@ def summarise(a: str, b: str, results: list[dict]) -> list[str]:
     n = len(results)
     outcomes = [r["outcome"] for r in results]
     wins, draws = outcomes.count(1.0), outcomes.count(0.5)
-    low, high = wilson(sum(outcomes), n)
+    low, high = wilson_interval(sum(outcomes), n)
     time_s = np.sum([r["time"] for r in results], axis=0)
     decisions = np.sum([r["decisions"] for r in results], axis=0)
     nodes = np.sum([r["nodes"] for r in results], axis=0)

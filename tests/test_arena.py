@@ -13,9 +13,10 @@ import pytest
 import tabletop_rl.agents.base as agents_base
 from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies
 from tabletop_rl.arena import load_games, play_match, run_arena, schedule, summarize
-from tabletop_rl.arena.ratings import Z95, bradley_terry, openskill_ratings, wilson_interval, win_matrix
+from tabletop_rl.arena.ratings import bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.arena.results import GAMES_FILE, append_game, open_games, prepare_run
 from tabletop_rl.arena.terminal import replay_frames
+from tabletop_rl.stats import Z95, wilson_interval
 
 
 # --- schedule -----------------------------------------------------------------------------------------

@@ -1,9 +1,5 @@
-"""Statistics for results: Wilson intervals, Bradley-Terry ratings (two players), OpenSkill (3-4).
-
->>> lo, hi = wilson_interval(95, 100)
->>> round(lo, 3), round(hi, 3)
-(0.888, 0.978)
-"""
+"""Ratings from results: Bradley-Terry (two players), OpenSkill (3-4); Wilson intervals are in
+``tabletop_rl.stats``."""
 
 from __future__ import annotations
 
@@ -11,23 +7,8 @@ import math
 
 import numpy as np
 
-Z95 = 1.959963984540054
 ELO_SCALE = 400 / math.log(10)  # Elo points per unit of log-strength
 PRIOR_DRAWS = 1.0  # virtual drawn games per pair that met, so a 100% record still has a finite rating
-
-
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion; ``successes`` may be fractional (draws count half).
-
-    >>> wilson_interval(0, 0)
-    (0.0, 1.0)
-    """
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def bradley_terry(wins: np.ndarray, prior_draws: float = PRIOR_DRAWS, tol: float = 1e-10,

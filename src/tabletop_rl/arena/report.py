@@ -22,16 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ..stats import Z95, wilson_interval
 from .llm import format_llm_table, is_clean, summarize_llm
-from .ratings import (
-    ELO_SCALE,
-    Z95,
-    bootstrap_bradley_terry,
-    bradley_terry,
-    openskill_ratings,
-    wilson_interval,
-    win_matrix,
-)
+from .ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 
 SUMMARY_FILE, WINRATE_PNG, RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
 ANCHOR = "random"

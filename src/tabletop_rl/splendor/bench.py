@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 FIRST_STEP = (
-    "import time; t=time.perf_counter(); from .game import SplendorGame; "
+    "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
     "g=SplendorGame(2, seed=1); g.step(g.legal_actions()[0]); g.legal_mask(); "
     "print(time.perf_counter()-t)"
 )

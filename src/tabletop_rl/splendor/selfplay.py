@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.ppo import PPOPolicy, check_meta, read_meta, save_model
+from ..stats import wilson_interval
 from .observe import OBSERVATION_VERSION, observation_size
 from .vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 
@@ -193,16 +194,6 @@ def _opponent_kinds(mix: np.ndarray, n: int, rng: np.random.Generator) -> np.nda
 
 
 # --- evaluation ----------------------------------------------------------------------------------
-def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate (draws counted as half a win by the caller)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) -> dict[str, float]:
     """Play ``games`` games (one per env, learner seat drawn per game) with the deterministic policy."""
     import torch
@@ -222,7 +213,7 @@ def evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) ->
             fresh = info["_outcome"] & np.isnan(outcome)
             outcome[fresh] = info["outcome"][fresh]
     wins, draws = float((outcome > 0).sum()), float((outcome == 0).sum())
-    low, high = wilson(wins + draws / 2, games)
+    low, high = wilson_interval(wins + draws / 2, games)
     return {"win_rate": (wins + draws / 2) / games, "low": low, "high": high, "wins": wins, "draws": draws}
 
 
