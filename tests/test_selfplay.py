@@ -46,6 +46,8 @@ def test_training_writes_checkpoints_evaluations_and_a_final_model(trained):
     assert {r.split(",")[1] for r in rows} == {"random", "greedy"}
     assert json.loads((out / "config.json").read_text())["steps"] == 2048
     assert (out / "logs" / "progress.csv").is_file()
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["steps"] >= 2048 and 0 < timing["env_seconds"] < timing["seconds"]
 
 
 def test_a_checkpoint_loads_as_a_policy_and_plays_legal_moves(trained):

@@ -238,7 +238,8 @@ class _SpecHook:
 
 # --- training ------------------------------------------------------------------------------------
 def train(cfg: TrainConfig) -> Path:
-    """Train; returns the path of the final model (``<out>/final.zip``)."""
+    """Train; returns the path of the final model (``<out>/final.zip``). ``<out>/timing.json`` gets the
+    steps trained, the seconds taken and the seconds spent stepping the games."""
     validate(cfg)
     import torch
     from sb3_contrib import MaskablePPO
@@ -274,8 +275,12 @@ def train(cfg: TrainConfig) -> Path:
     env.set_opponents(_opponent_kinds(mix, cfg.num_envs, rng), now=True)
     callback = _SelfPlayCallback(cfg, env, pool, mix, rng, out, BaseCallback)
     remaining = cfg.steps - model.num_timesteps
+    start, first_step = time.perf_counter(), model.num_timesteps
     if remaining > 0:
         model.learn(total_timesteps=remaining, callback=callback.sb3, reset_num_timesteps=not cfg.resume)
+    seconds = time.perf_counter() - start
+    (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
+        "steps": model.num_timesteps - first_step, "seconds": seconds, "env_seconds": venv.seconds}))
     if callback.evaluated_at != model.num_timesteps:
         callback.evaluate(model)
     final = save_model(model, out / "final.zip", model_meta(cfg.players))
