@@ -36,8 +36,10 @@ def main() -> None:
     for opponent in ("random", "greedy"):
         for n in sorted({1, threads}):
             numba.set_num_threads(n)
-            rows.append((f"SplendorVectorEnv({args.num_envs}) vs {opponent}, {n} thread(s)",
-                         vector_steps_per_second(args.num_envs, opponent, args.seconds)))
+            for copy in (True, False):
+                label = "" if copy else ", copy=False"
+                rows.append((f"SplendorVectorEnv({args.num_envs}{label}) vs {opponent}, {n} thread(s)",
+                             vector_steps_per_second(args.num_envs, opponent, args.seconds, copy)))
     numba.set_num_threads(threads)
     print_table(("interface", "steps/s"), [(k, f"{v:>12,.0f}") for k, v in rows])
 

@@ -224,3 +224,14 @@ def play_on(env: SplendorVectorEnv, steps: int):
     rng = np.random.default_rng(1)
     for _ in range(steps):
         yield env.step(random_actions(env.action_masks(), rng))
+
+
+def test_copy_false_returns_the_envs_own_buffers_and_the_same_values():
+    fresh = SplendorVectorEnv(num_envs=4, seat=0)
+    shared = SplendorVectorEnv(num_envs=4, seat=0, copy=False)
+    obs1, info1 = fresh.reset(seed=3)
+    obs2, info2 = shared.reset(seed=3)
+    assert obs2 is shared._obs and info2["action_mask"] is shared._masks
+    assert obs1 is not fresh._obs
+    actions = info1["action_mask"].argmax(axis=1)
+    np.testing.assert_array_equal(fresh.step(actions)[0], shared.step(actions)[0])

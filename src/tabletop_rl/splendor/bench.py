@@ -116,10 +116,10 @@ def gym_steps_per_second(seconds: float) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def vector_steps_per_second(num_envs: int, opponent: str, seconds: float) -> float:
+def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:
     from .vector import SplendorVectorEnv
 
-    env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent)
+    env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy)
     _obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     noise = rng.random((64, num_envs, 72)).astype(np.float32)

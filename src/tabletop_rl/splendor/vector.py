@@ -178,6 +178,8 @@ class SplendorVectorEnv(VectorEnv):
     At a game's end ``info["outcome"]`` holds the learner's end reward alone (masked by ``info["_outcome"]``).
     ``reward``: ``"sparse"``, the zero-sum end reward of the learning seat (winners share +1, losers
     share -1), or ``"dense"``, which adds the learner's points gained on each step / 15 (as the AEC env).
+    ``copy``: return fresh arrays (default); ``copy=False`` returns the env's own buffers, valid until the
+    next ``step`` (as gymnasium's ``SyncVectorEnv(copy=False)``), which saves a copy per step.
     ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
     machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
     """
@@ -186,7 +188,7 @@ class SplendorVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
-                 reward: str = "sparse", parallel: bool = True) -> None:
+                 reward: str = "sparse", parallel: bool = True, copy: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if num_players not in (2, 3, 4):
@@ -225,6 +227,7 @@ class SplendorVectorEnv(VectorEnv):
         self._all = np.arange(num_envs)
         self._no_actions = np.full(num_envs, -1, np.int64)
         self._step_games = step_games_parallel if parallel else step_games
+        self.copy = copy
         self._started = False
 
     # --- gymnasium API -----------------------------------------------------------------
@@ -240,7 +243,7 @@ class SplendorVectorEnv(VectorEnv):
         self._flags[:] = False
         self._advance(self._no_actions)
         self._started = True
-        return self._obs.copy(), {"action_mask": self._masks.copy()}
+        return self._views()
 
     def step(self, actions):
         """Apply the learners' actions (every one must be legal) and play on to each learner's next turn."""
@@ -255,7 +258,7 @@ class SplendorVectorEnv(VectorEnv):
         self._returns[:] = 0.0
         self._flags[:] = False
         self._advance(actions)
-        obs, info = self._obs.copy(), {"action_mask": self._masks.copy()}
+        obs, info = self._views()
         finished = self._flags[:, FINISHED]
         if finished.any():
             final = np.full(self.num_envs, None, dtype=object)
@@ -316,6 +319,11 @@ class SplendorVectorEnv(VectorEnv):
         actions = self._no_actions.copy()
         actions[index] = chosen
         return actions
+
+    def _views(self) -> tuple[np.ndarray, dict[str, Any]]:
+        if self.copy:
+            return self._obs.copy(), {"action_mask": self._masks.copy()}
+        return self._obs, {"action_mask": self._masks}
 
     def _load_position(self, position: Any, seeds: np.ndarray) -> None:
         from .notation import position_from_json
