@@ -204,3 +204,12 @@ def test_games_with_their_own_options_have_help_and_are_listed(command):
 def test_play_space_conquest_is_handed_its_own_arguments():
     result = tabletop("play", "space-conquest", "--mode", "sideways")
     assert result.returncode == 2 and "--mode" in result.stderr
+
+
+def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):
+    from tabletop_rl.cli import _default_players
+
+    assert _default_players("klaverjas") == ["random", "heuristic", "search:samples=4"]
+    with pytest.raises(SystemExit):  # a team of two seats would show a person their partner's hand
+        main(["play", "klaverjas"])
+    assert "invalid choice: 'klaverjas'" in capsys.readouterr().err

@@ -21,7 +21,13 @@ from .arena.games import GAMES
 
 DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
-DEFAULT_PLAYERS = ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200")
+DEFAULT_PLAYERS = {
+    "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"),
+    "klaverjas": ("random", "heuristic", "search:samples=4"),
+}
+#: Games a person can play in the terminal: one seat, seeing only that seat (a Klaverjas "player" in
+#: the arena is a team of two seats, so it is not offered).
+TERMINAL_GAMES = ("splendor",)
 DEFAULT_JOBS = 2
 
 
@@ -56,7 +62,7 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
         description="Play every pairing of the policies (all-seats tables for 3-4 players) with seats rotated "
                     "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
                     "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
-                    f"tournament of the built-in baselines ({', '.join(DEFAULT_PLAYERS)}).")
+                    f"tournament of the built-in baselines (Splendor: {', '.join(DEFAULT_PLAYERS['splendor'])}).")
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
                    "greedy,mcts:simulations=500,random (default: the built-in baselines)")
@@ -100,7 +106,7 @@ def _default_players(game: str) -> list[str]:
     from .agents import make_policy
 
     available = []
-    for spec in DEFAULT_PLAYERS:
+    for spec in DEFAULT_PLAYERS[game]:
         try:
             make_policy(spec, game=game, seed=0)
         except ValueError:
@@ -162,7 +168,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
                     "the legal moves, numbered: answer with a number or a move name. help, board, quit "
                     "(saves the game for --load). Space Conquest has its own options: "
                     "tabletop play space-conquest --help.")
-    p.add_argument("game", choices=sorted(GAMES))
+    p.add_argument("game", choices=TERMINAL_GAMES)
     p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
                    "(default greedy)")
     p.add_argument("--players", type=int, metavar="N", help="players in the game (default 2)")

@@ -143,7 +143,145 @@ def dense_ranks(keys: list[Any]) -> list[int]:
     return [order.index(k) for k in keys]
 
 
-GAMES: dict[str, Callable[[], GameAdapter]] = {"splendor": SplendorAdapter}
+class KlaverjasAdapter:
+    """Klaverjas as a two-"player" game of partnerships: arena player 0 is the N-S team (table seats 0
+    and 2), player 1 the E-W team (seats 1 and 3); one policy plays both seats of its team.
+
+    A game is a match of ``deals`` deals (the state row of ``klaverjas.rules``); the result is by match
+    score, equal scores shared. ``current_player`` is the team to act; ``observation`` and ``info``
+    are those of the team's seat that is to act, and ``info["state"]`` is that seat's view: the other
+    hands and the dealing RNG are blanked, so no policy can read a hidden card.
+
+    >>> adapter = KlaverjasAdapter()
+    >>> game = adapter.new_game(seed=3, num_players=2)
+    >>> adapter.current_player(game), adapter.move_name(32), adapter.move_id("10H")
+    (0, 'trump:C', 19)
+    """
+
+    name = "klaverjas"
+    player_counts = (2,)
+    default_max_plies = None  # every deal ends after 8 tricks
+
+    def __init__(self, deals: int = 1) -> None:
+        self.deals = deals
+
+    def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> np.ndarray:
+        from ..klaverjas.rules import new_state
+        return new_state(seed=seed, deals=self.deals)
+
+    def current_player(self, game: np.ndarray) -> int:
+        from ..klaverjas import rules as R
+        return int(game[R.CURRENT]) % 2
+
+    def legal_mask(self, game: np.ndarray) -> np.ndarray:
+        from ..klaverjas import rules as R
+        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+        R.legal_mask(game, mask)
+        return mask
+
+    def observation(self, game: np.ndarray, seat: int) -> np.ndarray:
+        from ..klaverjas.env import observe
+        return observe(game, self._acting_seat(game, seat))
+
+    def info(self, game: np.ndarray, seat: int) -> dict[str, Any]:
+        from ..klaverjas import rules as R
+        acting = self._acting_seat(game, seat)
+        view = game.copy()
+        view[R.HAND:R.HAND + 4] = [game[R.HAND + s] if s == acting else 0 for s in range(4)]
+        view[R.RNG:R.RNG + 2] = 0  # the dealing RNG would let a policy recompute the deal
+        return {"state": view, "player": acting}
+
+    def step(self, game: np.ndarray, action: int | str) -> None:
+        from ..klaverjas import rules as R
+        action = self.move_id(action) if isinstance(action, str) else int(action)
+        if not R.checked_step(game, action, self.legal_mask(game)):
+            raise ValueError(self.explain_illegal(game, action))
+
+    def is_over(self, game: np.ndarray) -> bool:
+        from ..klaverjas import rules as R
+        return int(game[R.PHASE]) == R.OVER
+
+    def is_truncated(self, game: np.ndarray) -> bool:
+        return False
+
+    def scores(self, game: np.ndarray) -> list[int]:
+        """Match score per team (N-S, E-W)."""
+        from ..klaverjas import rules as R
+        return [int(game[R.MATCH_SCORE]), int(game[R.MATCH_SCORE + 1])]
+
+    def winners(self, game: np.ndarray) -> list[int]:
+        """The team(s) with the higher match score once the match is over; both on a tie."""
+        if not self.is_over(game):
+            return []
+        return [t for t, place in enumerate(self.ranks(game)) if place == 0]
+
+    def ranks(self, game: np.ndarray) -> list[int]:
+        return dense_ranks([-s for s in self.scores(game)])
+
+    def move_name(self, action: int) -> str:
+        from ..klaverjas import rules as R
+        if action < R.NUM_CARDS:
+            return R.card_name(action)
+        if action < R.PASS:
+            return f"trump:{R.SUITS[action - R.NAME_TRUMP]}"
+        return "pass" if action == R.PASS else "accept"
+
+    def move_id(self, name: str) -> int:
+        from ..klaverjas import rules as R
+        text = name.strip()
+        words = {"pass": R.PASS, "accept": R.ACCEPT}
+        if text.lower() in words:
+            return words[text.lower()]
+        if text.lower().startswith("trump:"):
+            return R.NAME_TRUMP + R.suit_id(text[6:].upper())
+        try:
+            return R.card_id(text)
+        except ValueError:
+            raise ValueError(f"unknown klaverjas move {name!r}; moves are cards (10H, JS), trump:C|D|H|S, "
+                             "pass, accept") from None
+
+    def explain_illegal(self, game: np.ndarray, action: int) -> str:
+        legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask(game))]
+        return (f"{self.move_name(action)} is not legal for seat {self._acting_seat(game, 0)} now "
+                f"(legal: {', '.join(legal) or 'none, the match is over'})")
+
+    def to_json(self, game: np.ndarray) -> str:
+        import json
+        return json.dumps({"game": self.name, "state": [int(v) for v in game]})
+
+    def from_json(self, text: str | dict) -> np.ndarray:
+        import json
+
+        from ..klaverjas import rules as R
+        data = json.loads(text) if isinstance(text, str) else text
+        row = data.get("state") if isinstance(data, dict) else None
+        if not isinstance(row, list) or len(row) != R.STATE_SIZE:
+            raise ValueError(f"klaverjas position: 'state' must be a list of {R.STATE_SIZE} integers")
+        return np.array(row, R.STATE_DTYPE)
+
+    def render(self, game: np.ndarray, viewer: int | None = None, color: bool = False) -> str:
+        """The table as text; ``viewer`` (a team) sees the hand of its seat to act, else its first seat's."""
+        from ..klaverjas.env import render_text
+        return render_text(game, None if viewer is None else self._acting_seat(game, viewer))
+
+    def rules_help(self) -> str:
+        return KLAVERJAS_MOVE_HELP
+
+    @staticmethod
+    def _acting_seat(game: np.ndarray, team: int) -> int:
+        """The table seat of ``team`` to act now, or the team's first seat when the other team is to act."""
+        from ..klaverjas import rules as R
+        current = int(game[R.CURRENT])
+        return current if current % 2 == team else team
+
+
+KLAVERJAS_MOVE_HELP = """\
+Move names: a card as rank+suit (7 8 9 10 J Q K A, suits C D H S): 10H, JS, AC.
+Trump choice: trump:C / trump:D / trump:H / trump:S, pass, accept (the proposed suit).
+Seats N E S W are 0 1 2 3; N-S (0+2) is team 0, E-W (1+3) team 1."""
+
+
+GAMES: dict[str, Callable[[], GameAdapter]] = {"splendor": SplendorAdapter, "klaverjas": KlaverjasAdapter}
 
 
 def get_adapter(game: str) -> GameAdapter:

@@ -1,0 +1,113 @@
+"""The arena plays Klaverjas: teams as the two players, teams swapped on each deal seed, seat views only."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tabletop_rl.arena import get_adapter, load_games, run_arena
+from tabletop_rl.arena.terminal import replay_frames
+from tabletop_rl.cli import main
+from tabletop_rl.klaverjas import rules as R
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], dict]:
+    out = tmp_path_factory.mktemp("arena")
+    summary = run_arena("klaverjas", ["heuristic", "random"], games=4, seed=3, jobs=1, out=out, progress=False)
+    return sorted(load_games(out), key=lambda r: r["index"]), summary
+
+
+def test_each_deal_seed_is_played_with_the_teams_swapped(run: tuple[list[dict], dict]) -> None:
+    records, _ = run
+    assert [r["index"] for r in records] == [0, 1, 2, 3]
+    for first, second in (records[0:2], records[2:4]):
+        assert first["seed"] == second["seed"]
+        assert first["seats"] == second["seats"][::-1]
+    assert records[0]["seed"] != records[2]["seed"]
+    assert all(r["error"] is None and not r["truncated"] for r in records)
+
+
+def test_records_score_the_match_by_team(run: tuple[list[dict], dict]) -> None:
+    records, _ = run
+    for r in records:
+        ns, ew = r["scores"]
+        assert ns + ew >= R.DEAL_TOTAL  # 162 card points (or the nat's 162) plus any roem
+        expected = [0, 1] if ns == ew else [0] if ns > ew else [1]
+        assert r["winners"] == expected
+        assert r["ranks"] == [0 if t in expected else 1 for t in range(2)]
+        # bidding and 8 tricks of 4 cards, one decision each, split between the two teams
+        assert r["plies"] == sum(r["decisions"]) and r["plies"] >= 33
+
+
+def test_recorded_moves_rebuild_the_match(run: tuple[list[dict], dict]) -> None:
+    records, _ = run
+    for r in records:
+        adapter, frames = replay_frames(r)
+        assert adapter.is_over(frames[-1]) and adapter.scores(frames[-1]) == r["scores"]
+        assert len(frames) == r["plies"] + 1
+
+
+def test_summary_rates_the_two_teams(run: tuple[list[dict], dict]) -> None:
+    _, summary = run
+    pairing = summary["pairings"][0]
+    assert (pairing["a"], pairing["b"], pairing["games"]) == ("heuristic", "random", 4)
+    assert 0.0 <= pairing["win_rate"] <= 1.0
+    assert summary["ratings"]["method"] == "Bradley-Terry"
+    assert summary["ratings"]["values"]["random"]["rating"] == 0.0
+
+
+def test_a_policy_sees_only_the_acting_seat_hand() -> None:
+    adapter = get_adapter("klaverjas")
+    game = adapter.new_game(seed=11, num_players=2)
+    rng = np.random.default_rng(0)
+    while not adapter.is_over(game):
+        seat = int(game[R.CURRENT])
+        team = adapter.current_player(game)
+        info = adapter.info(game, team)
+        view = info["state"]
+        assert team == seat % 2 and info["player"] == seat
+        assert [int(view[R.HAND + s]) for s in range(4)] == [int(game[R.HAND + seat]) if s == seat else 0
+                                                             for s in range(4)]
+        assert not view[R.RNG:R.RNG + 2].any()
+        public = np.ones(R.STATE_SIZE, bool)
+        public[R.HAND:R.HAND + 4] = public[R.RNG:R.RNG + 2] = False
+        assert np.array_equal(view[public], game[public])
+        adapter.step(game, int(rng.choice(np.flatnonzero(adapter.legal_mask(game)))))
+
+
+def test_equal_match_scores_share_the_win() -> None:
+    adapter = get_adapter("klaverjas")
+    game = adapter.new_game(seed=1, num_players=2)
+    game[R.MATCH_SCORE:R.MATCH_SCORE + 2] = 81
+    game[R.PHASE] = R.OVER
+    assert adapter.winners(game) == [0, 1] and adapter.ranks(game) == [0, 0]
+
+
+def test_move_names_round_trip_and_bad_ones_are_named() -> None:
+    adapter = get_adapter("klaverjas")
+    names = [adapter.move_name(a) for a in range(R.NUM_ACTIONS)]
+    assert [adapter.move_id(n) for n in names] == list(range(R.NUM_ACTIONS))
+    assert names[32:] == ["trump:C", "trump:D", "trump:H", "trump:S", "pass", "accept"]
+    with pytest.raises(ValueError, match="unknown klaverjas move 'XY'"):
+        adapter.move_id("XY")
+
+
+def test_an_illegal_move_is_refused_and_leaves_the_game() -> None:
+    adapter = get_adapter("klaverjas")
+    game = adapter.new_game(seed=2, num_players=2)
+    before = game.copy()
+    with pytest.raises(ValueError, match="pass is not legal for seat 0"):
+        adapter.step(game, "pass")  # forced forehand: seat 0 must name trump
+    assert np.array_equal(game, before)
+    assert np.array_equal(adapter.from_json(json.loads(adapter.to_json(game))), game)
+
+
+def test_cli_arena_klaverjas(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["arena", "klaverjas", "--players", "heuristic,random", "--games", "2", "--jobs", "1",
+                 "--out", str(out)]) == 0
+    assert len(load_games(out)) == 2
+    assert "heuristic vs random" in capsys.readouterr().out
