@@ -44,6 +44,17 @@ class Answer:
         return cls(200, body, delay_s=delay_s)
 
     @classmethod
+    def calls(cls, *calls: tuple[str, Any], text: str | None = None, **kwargs: Any) -> Answer:
+        """A chat completion asking for function calls ``(name, arguments)``; arguments that are not
+        a string are sent as their JSON (a string goes as it is, malformed or not)."""
+        answer = cls.reply("", finish_reason="tool_calls", **kwargs)
+        parts = [{"id": f"call_{i}", "type": "function",
+                  "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                 for i, (name, args) in enumerate(calls)]
+        answer.body["choices"][0]["message"].update(content=text, tool_calls=parts)
+        return answer
+
+    @classmethod
     def move(cls, action: Any, reasoning: str = "scripted", **kwargs: Any) -> Answer:
         return cls.reply(json.dumps({"reasoning": reasoning, "action": action}), **kwargs)
 

@@ -307,7 +307,7 @@ class LLMPolicy(BasePolicy):
         self.mode = MODES[0] if self.auto_mode else mode
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
         if backend is None:
-            backend = OpenAIBackend(base_url, _api_key(api_key, api_key_env, base_url),
+            backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
                                     default_headers={"X-Title": "tabletop_rl"})
         self.client = ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
                                  cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
@@ -422,7 +422,7 @@ def _check_options(**values: Any) -> None:
             raise ValueError(f"{name} must be > 0, got {values[name]}")
 
 
-def _api_key(explicit: str | None, env_var: str, base_url: str) -> str:
+def api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
     """The API key; a loopback server without one gets a placeholder (local servers ignore it)."""
     key = find_api_key(explicit, env_var)
     if key:

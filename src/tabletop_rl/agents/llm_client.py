@@ -47,13 +47,16 @@ class ChatRequest:
     """One chat completion request (what is sent, and what the response cache is keyed by)."""
 
     model: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     temperature: float = 0.2
     max_tokens: int = 1000
     response_format: dict[str, Any] | None = None
     timeout_s: float = 60.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    #: OpenAI function-calling schemas (``{"type": "function", "function": {...}}``) and the choice among them.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
 
     def cache_key(self, base_url: str) -> str:
         """sha256 of everything that shapes the reply (server, model, messages, sampling, format).
@@ -65,6 +68,8 @@ class ChatRequest:
         shape = {"base_url": base_url, "model": self.model, "messages": self.messages,
                  "temperature": self.temperature, "max_tokens": self.max_tokens,
                  "response_format": self.response_format, "extra_body": dict(self.extra_body)}
+        if self.tools is not None or self.tool_choice is not None:  # absent otherwise: older keys stay valid
+            shape.update(tools=self.tools, tool_choice=self.tool_choice)
         text = json.dumps(shape, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -81,11 +86,24 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One function call the assistant asks for; ``arguments`` is the model's JSON text, unchecked."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def as_message_part(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
 class ChatReply:
     """The assistant's text and what it took: ``finish_reason`` ``"length"`` means cut off at ``max_tokens``.
 
-    ``latency_s`` is the time of the successful call; ``network_retries`` the failed calls before it;
-    ``cached`` is True when it came from the response cache (no call made).
+    ``tool_calls`` are the function calls asked for (empty without ``tools``); ``latency_s`` is the time
+    of the successful call; ``network_retries`` the failed calls before it; ``cached`` is True when it
+    came from the response cache (no call made).
     """
 
     text: str
@@ -94,10 +112,22 @@ class ChatReply:
     latency_s: float = 0.0
     network_retries: int = 0
     cached: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as the assistant message to append to the conversation (with its tool calls).
+
+        >>> ChatReply("", tool_calls=(ToolCall("c1", "get_map", "{}"),)).assistant_message()["tool_calls"][0]["id"]
+        'c1'
+        """
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [call.as_message_part() for call in self.tool_calls]
+        return message
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -222,6 +252,10 @@ class OpenAIBackend:
             kwargs["extra_headers"] = dict(request.extra_headers)
         if request.extra_body:
             kwargs["extra_body"] = dict(request.extra_body)
+        if request.tools is not None:
+            kwargs["tools"] = request.tools
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = request.tool_choice
         start = time.perf_counter()
         try:
             response = self._client.chat.completions.create(**kwargs)
@@ -265,7 +299,15 @@ def _reply_of(response: Any, latency_s: float, secret: str | None) -> ChatReply:
         raise TransientLLMError("the server reported finish_reason 'error'")
     text = choice.message.content if choice.message is not None else None
     return ChatReply(text=text or "", finish_reason=choice.finish_reason,
-                     usage=_usage_of(getattr(response, "usage", None)), latency_s=latency_s)
+                     usage=_usage_of(getattr(response, "usage", None)), latency_s=latency_s,
+                     tool_calls=_tool_calls_of(choice.message))
+
+
+def _tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
+    """The message's function calls (calls of other kinds, which we never offer, are left out)."""
+    calls = getattr(message, "tool_calls", None) or ()
+    return tuple(ToolCall(call.id, call.function.name, call.function.arguments or "")
+                 for call in calls if getattr(call, "function", None) is not None)
 
 
 def _usage_of(usage: Any) -> Usage:
@@ -305,13 +347,14 @@ class ResponseCache:
         except (OSError, json.JSONDecodeError) as e:
             raise ValueError(f"response cache entry {path} is unreadable ({e}); delete it") from None
         return ChatReply(text=data["text"], finish_reason=data["finish_reason"], usage=Usage(**data["usage"]),
-                         latency_s=data["latency_s"], cached=True)
+                         latency_s=data["latency_s"], cached=True,
+                         tool_calls=tuple(ToolCall(**call) for call in data.get("tool_calls", ())))
 
     def put(self, key: str, reply: ChatReply) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"text": reply.text, "finish_reason": reply.finish_reason, "usage": asdict(reply.usage),
-                "latency_s": reply.latency_s}
+                "latency_s": reply.latency_s, "tool_calls": [asdict(call) for call in reply.tool_calls]}
         # Written aside and renamed, so a concurrent reader never sees half a file.
         tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
         tmp.write_text(json.dumps(data))

@@ -13,6 +13,7 @@ vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": Sp
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
@@ -22,12 +23,19 @@ import numpy as np
 from numba import njit
 
 from ..agents.base import BasePolicy, Option, register_policy
+from ..agents.llm import LLM_OPTIONS
 from . import observe as O
 from . import rules as R
 from .game import SpaceConquestGame
 
 UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
 UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
+#: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it (the
+#: fallback here is ``heuristic`` or ``pass``) and the per-turn tool-call budget.
+SPACE_CONQUEST_LLM_OPTIONS = tuple(
+    dataclasses.replace(o, default="heuristic") if o.name == "fallback" else o
+    for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode")) + (
+    Option("max_tool_calls", int, 15),)  # tools.MAX_TOOL_CALLS (tools imports play, which imports this module)
 
 
 class SpaceConquestPolicy(BasePolicy):
@@ -194,3 +202,6 @@ register_policy("space_conquest", "random", RandomPolicy)
 register_policy("space_conquest", "heuristic", HeuristicPolicy,
                 (Option("ru_weight", float, 3.0), Option("distance_weight", float, 1.0),
                  Option("threat_weight", float, 1.5), Option("margin", int, 1)))
+# imported on first use: the LLM player's module imports this one (and, through the tools, play.py)
+register_policy("space_conquest", "llm", "tabletop_rl.space_conquest.llm_player:ToolLLMPolicy",
+                SPACE_CONQUEST_LLM_OPTIONS)
