@@ -62,8 +62,11 @@ def test_resume_continues_the_step_count(trained, tmp_path):
     resumed = train(small(tmp_path, steps=4096, resume=str(final)))
     from sb3_contrib import MaskablePPO
 
-    assert MaskablePPO.load(resumed).num_timesteps >= 4096
-    assert MaskablePPO.load(final).num_timesteps < 4096
+    start = MaskablePPO.load(final).num_timesteps
+    assert MaskablePPO.load(resumed).num_timesteps >= 4096 > start
+    evaluated = sorted({int(row.split(",")[0]) for row in (tmp_path / "eval.csv").read_text().splitlines()})
+    assert evaluated and evaluated[0] > start  # no catching up on the evaluations before the resume
+    assert all(int(p.stem.split("_")[1]) > start for p in (tmp_path / "checkpoints").iterdir())
 
 
 def test_a_model_for_another_observation_layout_is_refused(trained, tmp_path):

@@ -295,8 +295,6 @@ class _SelfPlayCallback:
                  rng: np.random.Generator, out: Path, base: type) -> None:
         self.cfg, self.env, self.pool, self.mix, self.rng, self.out = cfg, env, pool, mix, rng, out
         self.updates = 0
-        self.next_eval = cfg.eval_every
-        self.next_checkpoint = cfg.checkpoint_every
         self.latest = ""
         self.evaluated_at = -1
         self.start = time.perf_counter()
@@ -318,8 +316,10 @@ class _SelfPlayCallback:
         self.sb3 = Hooks()
 
     def rollout_start(self, model: Any) -> None:
-        if self.start_steps is None:
-            self.start_steps = model.num_timesteps
+        if self.start_steps is None:  # a resumed run evaluates and saves at the next multiples
+            self.start_steps = steps = model.num_timesteps
+            self.next_eval = (steps // self.cfg.eval_every + 1) * self.cfg.eval_every
+            self.next_checkpoint = (steps // self.cfg.checkpoint_every + 1) * self.cfg.checkpoint_every
         self.pool.pick()
         self.env.set_opponents(_opponent_kinds(self.mix, self.env.num_envs, self.rng))
 
