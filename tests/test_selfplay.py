@@ -100,3 +100,10 @@ def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
 
 def test_mix_is_normalised():
     np.testing.assert_allclose(parse_mix("random=1,greedy=1,self=2"), [0.25, 0.25, 0.5])
+
+
+def test_the_shipped_model_loads_and_plays_legal_moves():
+    policy = make_policy("ppo:default", seed=0)
+    assert policy.meta["observation_version"] == 1 and policy.meta["num_players"] == 2
+    for seed in range(3):
+        assert play_with(policy, seed).is_over
