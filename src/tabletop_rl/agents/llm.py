@@ -306,11 +306,8 @@ class LLMPolicy(BasePolicy):
         self.auto_mode = mode == "auto"
         self.mode = MODES[0] if self.auto_mode else mode
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
-        if backend is None:
-            backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
-                                    default_headers={"X-Title": "tabletop_rl"})
-        self.client = ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
-                                 cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
+        self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
+                                  sleep, seed)
         self.moves: list[MoveRecord] = []
         self._prompt = prompt
         self._plan: list[int] = []
@@ -420,6 +417,17 @@ def _check_options(**values: Any) -> None:
     for name in ("max_tokens", "reasoning_chars", "timeout", "backoff"):
         if values[name] <= 0:
             raise ValueError(f"{name} must be > 0, got {values[name]}")
+
+
+def chat_client(backend: Any, base_url: str, api_key: str | None, api_key_env: str, net_retries: int,
+                backoff: float, concurrency: int, cache: str, sleep: Callable[[float], None],
+                seed: int | None) -> ChatClient:
+    """The ``ChatClient`` an LLM policy talks through: ``backend`` if given (tests), else the openai SDK."""
+    if backend is None:
+        backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
+                                default_headers={"X-Title": "tabletop_rl"})
+    return ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
+                      cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
 
 
 def api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:

@@ -28,17 +28,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents.llm import MoveRecord, ReplyError, api_key_for, summarize_moves
+from ..agents.llm import MoveRecord, ReplyError, chat_client, summarize_moves
 from ..agents.llm_client import (
     DEFAULT_BASE_URL,
     ChatBackend,
-    ChatClient,
     ChatReply,
     ChatRequest,
     FatalLLMError,
-    OpenAIBackend,
-    ResponseCache,
-    RetrySettings,
     ToolCall,
 )
 from . import observe as O
@@ -92,11 +88,8 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
         self.max_retries, self.fallback, self.max_tool_calls = max_retries, fallback, max_tool_calls
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
-        if backend is None:
-            backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
-                                    default_headers={"X-Title": "tabletop_rl"})
-        self.client = ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
-                                 cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
+        self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
+                                  sleep, seed)
         self.moves: list[TurnRecord] = []
         self._tools: PlayerTools | None = None
 
