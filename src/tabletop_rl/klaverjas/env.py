@@ -24,6 +24,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..aec import start_episode
 from . import rules as R
 
 RENDER_MODES = ("ansi", "human")
@@ -201,12 +202,7 @@ class raw_env(AECEnv):
                     else int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2)))
         self.state_row = R.new_state(seed=seed, **self._options)
         R.legal_mask(self.state_row, self._mask)
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        start_episode(self)
         self.agent_selection = self.possible_agents[int(self.state_row[R.CURRENT])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:

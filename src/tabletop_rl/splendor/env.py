@@ -21,6 +21,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..aec import start_episode
 from . import rules as R
 from .actions import NUM_ACTIONS, to_action_id
 from .game import IllegalActionError, SplendorGame
@@ -188,12 +189,7 @@ class raw_env(AECEnv):
         """Deal a game (``seed`` None: see ``next_seed``) or load ``options["position"]``."""
         self.game = new_game(self.num_players, self.max_plies, seed, self.game, options)
         self._state, self._mask = self.game.state, self.game._mask  # the game keeps its mask current
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        start_episode(self)
         self.agent_selection = self.possible_agents[self.game.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
