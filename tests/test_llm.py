@@ -548,3 +548,12 @@ def test_a_cached_rerun_replays_the_game_with_no_calls(tmp_path):
     first, _ = run(LegalPlayer(5))
     again, p = run(Scripted())  # any call would fail: nothing scripted
     assert again == first and p.accounting["cache_hits"] == p.accounting["attempts"] > 0
+
+
+def test_a_500_validation_error_about_response_format_is_a_format_refusal_not_an_outage():
+    from tabletop_rl.agents.llm_client import FatalLLMError, TransientLLMError, status_error
+
+    llama = status_error(500, "1 validation error: {'loc': ('body', 'response_format', 'type'), "
+                              "'msg': \"Input should be 'text' or 'json_object'\"}")
+    assert isinstance(llama, FatalLLMError) and llama.rejects_format
+    assert isinstance(status_error(500, "internal error"), TransientLLMError)

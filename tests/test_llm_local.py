@@ -37,28 +37,31 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def smollm2_server():
+def smollm2_server(tmp_path_factory):
     pytest.importorskip("openai")
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
         pytest.skip("llama-cpp-python[server] is not installed")
     model, port = _model_path(), _free_port()
+    # The server logs a lot while loading; a file (not a pipe nobody reads) keeps it from blocking.
+    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w+")
     server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                                "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=log, text=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_until_serving(server, base_url, timeout_s=180)
+        _wait_until_serving(server, log, base_url, timeout_s=180)
         yield base_url
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def _wait_until_serving(server: subprocess.Popen, base_url: str, timeout_s: float) -> None:
+def _wait_until_serving(server: subprocess.Popen, log, base_url: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {server.stderr.read()[-2000:]}")
+            log.seek(0)
+            pytest.fail(f"llama_cpp.server exited: {log.read()[-2000:]}")
         try:
             urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
             return

@@ -156,7 +156,7 @@ class FatalLLMError(LLMError):
     def rejects_format(self) -> bool:
         """True when the refusal looks like the server not supporting the requested ``response_format``."""
         text = str(self).lower()
-        return self.status in (400, 422) and any(word in text for word in _FORMAT_WORDS)
+        return self.status in (400, 422, 500) and any(word in text for word in _FORMAT_WORDS)
 
 
 class LLMUnavailableError(LLMError):
@@ -175,7 +175,10 @@ def is_transient_status(status: int) -> bool:
 def status_error(status: int, message: str, retry_after_s: float | None = None) -> LLMError:
     """The error for an HTTP status (or an error code inside an HTTP 200 body)."""
     text = f"HTTP {status}: {message}"
-    if is_transient_status(status):
+    # llama.cpp's server answers an unsupported response_format with a 500 carrying a validation error:
+    # a refusal of the request (which mode=auto steps down from), not a failure worth retrying.
+    refused_format = "validation error" in message.lower() and "response_format" in message
+    if is_transient_status(status) and not refused_format:
         return TransientLLMError(text, status, retry_after_s)
     return FatalLLMError(text, status)
 
