@@ -46,6 +46,8 @@ RESERVE, RESERVE_DECK, BUY, BUY_RESERVED = 30, 42, 45, 57
 CHOOSE_NOBLE, RETURN_TOKEN, PASS = 60, 65, 71
 TRIPLES = np.array([(a, b, c) for a in range(5) for b in range(a + 1, 5) for c in range(b + 1, 5)], np.int64)
 PAIRS = np.array([(a, b) for a in range(5) for b in range(a + 1, 5)], np.int64)
+TRIPLE_BITS = np.array([1 << a | 1 << b | 1 << c for a, b, c in TRIPLES], np.int64)  # colour sets as bits
+PAIR_BITS = np.array([1 << a | 1 << b for a, b in PAIRS], np.int64)
 
 # --- state layout (offsets into the int16 row) --------------------------------------
 BANK = 0  # 6 token counts, gold last
@@ -162,16 +164,24 @@ def level_of(card):
 
 
 @njit(cache=True, inline="always")
-def can_afford(state, p, card, cards):
+def buying_power(state, p):
+    """``p``'s tokens plus bonuses per colour, and their gold: what ``affords`` compares costs with."""
     b = player_base(p)
-    short = 0
-    for c in range(5):
-        need = cards[card, CARD_COST + c] - state[b + P_BONUS + c]
-        if need > 0:
-            lack = need - state[b + P_TOKENS + c]
-            if lack > 0:
-                short += lack
-    return short <= state[b + P_TOKENS + GOLD]
+    t = b + P_TOKENS
+    k = b + P_BONUS
+    power = (state[t] + state[k], state[t + 1] + state[k + 1], state[t + 2] + state[k + 2],
+             state[t + 3] + state[k + 3], state[t + 4] + state[k + 4])
+    return power, state[t + GOLD]
+
+
+@njit(cache=True, inline="always")
+def affords(card, power, gold, cards):
+    """Whether ``power`` (see ``buying_power``) pays for ``card``, gold covering the shortfall."""
+    c = CARD_COST
+    short = (max(cards[card, c] - power[0], 0) + max(cards[card, c + 1] - power[1], 0)
+             + max(cards[card, c + 2] - power[2], 0) + max(cards[card, c + 3] - power[3], 0)
+             + max(cards[card, c + 4] - power[4], 0))
+    return short <= gold
 
 
 @njit(cache=True, inline="always")
@@ -297,29 +307,31 @@ def legal_mask(state, cards, nobles, mask):
                 mask[CHOOSE_NOBLE + i] = 1
                 n += 1
         return n
-    in_stock = 0
+    stock = 0  # bit c: colour c is in the bank
     for c in range(5):
-        if state[BANK + c] > 0:
-            in_stock += 1
-        if state[BANK + c] >= 4:
+        k = state[BANK + c]
+        if k > 0:
+            stock |= 1 << c
+        if k >= 4:
             mask[TAKE2_SAME + c] = 1
             n += 1
+    in_stock = (stock & 1) + (stock >> 1 & 1) + (stock >> 2 & 1) + (stock >> 3 & 1) + (stock >> 4 & 1)
     if in_stock >= 3:
         for i in range(10):
-            if state[BANK + TRIPLES[i, 0]] > 0 and state[BANK + TRIPLES[i, 1]] > 0 \
-                    and state[BANK + TRIPLES[i, 2]] > 0:
+            if stock & TRIPLE_BITS[i] == TRIPLE_BITS[i]:
                 mask[TAKE3 + i] = 1
                 n += 1
     elif in_stock == 2:
         for i in range(10):
-            if state[BANK + PAIRS[i, 0]] > 0 and state[BANK + PAIRS[i, 1]] > 0:
+            if stock == PAIR_BITS[i]:
                 mask[TAKE2_DIFF + i] = 1
                 n += 1
     elif in_stock == 1:
         for c in range(5):
-            if state[BANK + c] > 0:
+            if stock >> c & 1:
                 mask[TAKE1 + c] = 1
                 n += 1
+    power, gold = buying_power(state, p)
     can_reserve = state[b + P_NRESERVED] < MAX_RESERVED
     for s in range(12):
         card = state[MARKET + s]
@@ -327,7 +339,7 @@ def legal_mask(state, cards, nobles, mask):
             if can_reserve:
                 mask[RESERVE + s] = 1
                 n += 1
-            if can_afford(state, p, card, cards):
+            if affords(card, power, gold, cards):
                 mask[BUY + s] = 1
                 n += 1
     if can_reserve:
@@ -336,7 +348,7 @@ def legal_mask(state, cards, nobles, mask):
                 mask[RESERVE_DECK + lv] = 1
                 n += 1
     for i in range(state[b + P_NRESERVED]):
-        if can_afford(state, p, state[b + P_RESERVED + i], cards):
+        if affords(state[b + P_RESERVED + i], power, gold, cards):
             mask[BUY_RESERVED + i] = 1
             n += 1
     if n == 0:

@@ -49,31 +49,29 @@ def random_seat(state):
     return R.random_below(state, state[R.NUM_PLAYERS])
 
 
-@njit(cache=True)
-def _opponent_move(state, kind, cards, nobles, weights, mask, scratch):
-    if kind == GREEDY:
-        R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, scratch), cards, nobles)
-    else:
-        R.random_step(state, cards, nobles, mask)
-
-
 # Per-game outputs of a step: ``returns[i] = (reward, outcome)``, ``flags[i] = (terminated,
 # truncated, finished_this_step, waiting_for_hook)``.
 REWARD, OUTCOME = 0, 1
 TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
     states, seats, opponents, _, scratch = games
     cards, nobles, weights = tables
     state = states[i]
-    while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seats[i]:
-        kind = opponents[i]
-        if kind == EXTERNAL:
-            return WAITING
-        _opponent_move(state, kind, cards, nobles, weights, mask, scratch[i])
+    seat = seats[i]
+    kind = opponents[i]
+    if kind == RANDOM:
+        while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+            R.random_step(state, cards, nobles, mask)
+    elif kind == GREEDY:
+        work = scratch[i]
+        while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+            R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, work), cards, nobles)
+    elif state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+        return WAITING
     return READY
 
 
@@ -94,7 +92,7 @@ def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
     opponents[i] = next_opponents[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
