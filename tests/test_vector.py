@@ -232,6 +232,11 @@ def test_copy_false_returns_the_envs_own_buffers_and_the_same_values():
     obs1, info1 = fresh.reset(seed=3)
     obs2, info2 = shared.reset(seed=3)
     assert obs2 is shared._obs and info2["action_mask"] is shared._masks
-    assert obs1 is not fresh._obs
+    assert info1["action_mask"] is not fresh._masks
+    first = obs1.copy()
     actions = info1["action_mask"].argmax(axis=1)
-    np.testing.assert_array_equal(fresh.step(actions)[0], shared.step(actions)[0])
+    after_fresh, after_shared = fresh.step(actions)[0], shared.step(actions)[0]
+    np.testing.assert_array_equal(after_fresh, after_shared)
+    assert not np.array_equal(after_fresh, first)
+    np.testing.assert_array_equal(obs1, first)  # a returned array is never written again
+    assert after_shared is obs2  # copy=False: the buffer is rewritten in place

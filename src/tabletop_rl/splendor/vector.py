@@ -176,8 +176,9 @@ class SplendorVectorEnv(VectorEnv):
     At a game's end ``info["outcome"]`` holds the learner's end reward alone (masked by ``info["_outcome"]``).
     ``reward``: ``"sparse"``, the zero-sum end reward of the learning seat (winners share +1, losers
     share -1), or ``"dense"``, which adds the learner's points gained on each step / 15 (as the AEC env).
-    ``copy``: return fresh arrays (default); ``copy=False`` returns the env's own buffers, valid until the
-    next ``step`` (as gymnasium's ``SyncVectorEnv(copy=False)``), which saves a copy per step.
+    ``copy``: return arrays the env never writes again (default; observations are written straight into a
+    new array each step); ``copy=False`` returns the env's own buffers, valid until the next ``step`` (as
+    gymnasium's ``SyncVectorEnv(copy=False)``), which saves an allocation and the mask copy per step.
     ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
     machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
     """
@@ -237,8 +238,7 @@ class SplendorVectorEnv(VectorEnv):
         reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
         if options and "position" in options:
             self._load_position(options["position"], seeds)
-        self._returns[:] = 0.0
-        self._flags[:] = False
+        self._begin_step()
         self._advance(self._no_actions)
         self._started = True
         return self._views()
@@ -253,8 +253,7 @@ class SplendorVectorEnv(VectorEnv):
         bad = first_illegal(actions, self._masks)
         if bad >= 0:
             raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
-        self._returns[:] = 0.0
-        self._flags[:] = False
+        self._begin_step()
         self._advance(actions)
         obs, info = self._views()
         finished = self._flags[:, FINISHED]
@@ -318,9 +317,18 @@ class SplendorVectorEnv(VectorEnv):
         actions[index] = chosen
         return actions
 
+    def _begin_step(self) -> None:
+        self._returns[:] = 0.0
+        self._flags[:] = False
+        if self.copy:
+            # Every game's observation is rewritten each step, so writing into a fresh array spares the
+            # copy of the env's buffer that returning fresh arrays would otherwise cost.
+            self._obs = np.empty_like(self._obs)
+            self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
+
     def _views(self) -> tuple[np.ndarray, dict[str, Any]]:
         if self.copy:
-            return self._obs.copy(), {"action_mask": self._masks.copy()}
+            return self._obs, {"action_mask": self._masks.copy()}
         return self._obs, {"action_mask": self._masks}
 
     def _load_position(self, position: Any, seeds: np.ndarray) -> None:
