@@ -106,3 +106,20 @@ def test_bad_viewer_is_refused(viewer):
     for render in (render_ansi, render_rgb):
         with pytest.raises(ValueError, match="viewer"):
             render(g, viewer)
+
+
+def test_gymnasium_record_video_writes_a_video_of_an_episode(tmp_path):
+    pytest.importorskip("moviepy")
+    import gymnasium
+    from gymnasium.wrappers import RecordVideo
+
+    env = gymnasium.make("tabletop_rl/Splendor-v0", opponent="greedy", render_mode="rgb_array", max_plies=20)
+    env = RecordVideo(env, str(tmp_path / "videos"), episode_trigger=lambda episode: True, disable_logger=True)
+    _obs, info = env.reset(seed=4)
+    ended = False
+    while not ended:
+        _obs, _r, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        ended = terminated or truncated
+    env.close()
+    videos = list((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 10_000
