@@ -10,7 +10,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 from tabletop_rl.space_conquest import rules as R
 from tabletop_rl.space_conquest import space_conquest_aec_env, space_conquest_env
 from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, player_view
+from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, fog_copy, player_view
 from tabletop_rl.space_conquest.policies import plan_orders
 
 
@@ -110,8 +110,12 @@ def played(seed: int, turns: int) -> SpaceConquestGame:
 
 
 def observer_outputs(game: SpaceConquestGame, p: int) -> tuple:
+    """Everything ``p`` is given: the RL observation and mask, the JSON view, and the fog copy a policy
+    reads (its state row, event log and order errors)."""
     obs, mask = encode(game.state, p)
-    return obs.tobytes(), mask.tobytes(), json.dumps(player_view(game, p), sort_keys=True)
+    copy = fog_copy(game, p)
+    return (obs.tobytes(), mask.tobytes(), json.dumps(player_view(game, p), sort_keys=True), copy.state.tobytes(),
+            copy.log.tobytes(), json.dumps(copy.errors))
 
 
 def hide_from(game: SpaceConquestGame, p: int, rng: np.random.Generator) -> None:
@@ -142,6 +146,8 @@ def hide_from(game: SpaceConquestGame, p: int, rng: np.random.Generator) -> None
     for row in game.log[1:game.log[0, 0] + 1]:  # events that concern only the other seat
         if row[R.E_KIND] != R.EV_COMBAT and row[R.E_PLAYER] == q:
             row[R.E_A:R.E_E + 1] = rng.integers(0, 16, 5)
+    game.errors[q] = [{"index": 0, "message": "a secret"}]
+    game.seed += 1
 
 
 @pytest.mark.parametrize("seed, turns", [(1, 0), (2, 5), (3, 12), (4, 20)])
@@ -156,6 +162,23 @@ def test_changing_what_a_player_has_not_seen_leaves_its_observation_unchanged(se
         assert observer_outputs(changed, p) == before
         changed.state[R.star_at(changed.home(p)) + R.S_SHIPS] += 1  # something p does see
         assert observer_outputs(changed, p)[0] != before[0]
+
+
+@pytest.mark.parametrize("seed, turns", [(1, 0), (3, 12), (4, 20), (5, 40)])
+def test_the_fog_copy_reads_like_the_game_for_its_player(seed, turns):
+    from tabletop_rl.space_conquest.play import render_map
+    from tabletop_rl.space_conquest.tools import PlayerTools
+
+    game = played(seed, turns)
+    for p in range(2):
+        copy = fog_copy(game, p)
+        assert player_view(copy, p) == player_view(game, p)
+        assert all(np.array_equal(a, b) for a, b in zip(encode(copy.state, p), encode(game.state, p)))
+        assert render_map(copy, p) == render_map(game, p)
+        for name, args in [("query_star", {"star": game.home_letter(1 - p)}), ("get_ascii_map", {}),
+                           ("propose_orders", {"orders": plan_orders(player_view(game, p))})]:
+            assert PlayerTools(copy, p).call(name, args) == PlayerTools(game, p).call(name, args)
+        assert copy.home(1 - p) == -1 and copy.history == [] and copy.seed == 0
 
 
 def test_last_seen_ownership_does_not_follow_later_changes():

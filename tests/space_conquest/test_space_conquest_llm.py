@@ -5,7 +5,12 @@ fallback, accounting, the response cache, and that no tool result carries hidden
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
+import shutil
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +27,7 @@ from tabletop_rl.space_conquest import rules as R  # noqa: E402
 from tabletop_rl.space_conquest.game import SpaceConquestGame  # noqa: E402
 from tabletop_rl.space_conquest.llm_player import NUDGE, ToolLLMPolicy  # noqa: E402
 from tabletop_rl.space_conquest.observe import player_view  # noqa: E402
-from tabletop_rl.space_conquest.play import make_seats  # noqa: E402
+from tabletop_rl.space_conquest.play import make_seats, play_main  # noqa: E402
 from tabletop_rl.space_conquest.policies import plan_orders, play_match  # noqa: E402
 from tabletop_rl.space_conquest.tools import tool_names  # noqa: E402
 
@@ -178,9 +183,93 @@ def test_a_whole_game_against_the_heuristic(server):
     assert p.moves == [] and p.accounting["moves"] == 0
 
 
+def test_the_memory_lasts_the_game_across_each_turns_fresh_view(server):
+    def remember_then_pass(request: dict) -> Answer:
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return Answer.calls(("submit_orders", PASS))
+        turn = int(last["content"].split()[1])
+        return Answer.calls(("memory_query", {"table": "plan"}),
+                            ("memory_upsert", {"table": "plan", "key": f"t{turn}", "note": "hold"}))
+
+    server.responder = remember_then_pass
+    play_match(llm(server), make_policy("heuristic", game="space_conquest"), seed=5, max_turns=3)
+    seen = [json.loads(tool_results(r)[0]) for r in server.requests if len(tool_results(r)) == 2]
+    assert [sorted(notes) for notes in seen[:3]] == [[], ["t1"], ["t1", "t2"]]
+
+
 def test_llm_is_registered_for_space_conquest_and_is_the_hvl_default(monkeypatch):
     monkeypatch.setenv("TABLETOP_LLM_API_KEY", "sk-test")
     seats = make_seats(argparse.Namespace(mode="hvl", opponent="llm", seat=2))
     assert isinstance(seats[0], ToolLLMPolicy) and seats[1] == "human"
     with pytest.raises(ValueError, match="fallback='random' is not one of heuristic, pass"):
         make_policy("llm:fallback=random", game="space_conquest")
+
+
+# --- tabletop play space-conquest --mode hvl|lvl through standard input ----------------------------------
+COMMAND = [shutil.which("tabletop")] if shutil.which("tabletop") else [sys.executable, "-m", "tabletop_rl.cli"]
+
+
+def spec(base_url: str, **options) -> str:
+    options = {"model": "fake-model", "base_url": base_url, "timeout": 5, "net_retries": 0, **options}
+    return "llm:" + ",".join(f"{k}={v}" for k, v in options.items())
+
+
+def play(argv: list[str], lines: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    status = play_main(argv, stdin=io.StringIO("".join(line + "\n" for line in lines)), stdout=out)
+    return status, out.getvalue()
+
+
+def test_hvl_through_the_tabletop_command_against_the_scripted_server(server, tmp_path):
+    server.responder = observe_then_submit_the_heuristic
+    game = SpaceConquestGame(seed=4)
+    home, near = game.home_letter(0), game.nearest_letter(game.home_letter(0))
+    lines = ["status", f"send 2 from {home} to {near}", "done", "done", "quit"]
+    result = subprocess.run([*COMMAND, "play", "space-conquest", "--mode", "hvl", "--opponent", spec(server.base_url),
+                             "--seed", "4", "--save", "g.json"], input="\n".join(lines) + "\n", capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert f"ok: 2 from {home} to {near}" in result.stdout and "Turn 3/100 - player 1" in result.stdout
+    expected = SpaceConquestGame(seed=4)
+    for mine in ({"moves": [{"from": home, "to": near, "ships": 2}]}, None):
+        expected.step(mine, plan_orders(player_view(expected, 1)))
+    saved = SpaceConquestGame.from_json((tmp_path / "g.json").read_text())
+    assert saved == expected and saved.history == expected.history
+    assert len(server.requests) == 3 * 2  # asked (look, submit) before each of the person's three turns
+    assert all("You are player 2" in r["body"]["messages"][1]["content"] for r in server.requests)
+
+
+def test_lvl_two_llms_play_to_the_turn_cap(server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    server.responder = observe_then_submit_the_heuristic
+    status, out = play(["--mode", "lvl", "--players", spec(server.base_url), spec(server.base_url, temperature=0.5),
+                        "--seed", "2", "--max-turns", "3"], [])
+    assert status == 0 and "Game over after turn 3 (turn_cap)" in out and out.count("(spectator)") == 3
+    seats = [r["body"]["messages"][1]["content"].split(". ")[1].split(";")[0] for r in server.requests]
+    assert len(seats) == 12 and seats.count("You are player 1") == seats.count("You are player 2") == 6
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("mode", ["hvl", "lvl"])
+@pytest.mark.parametrize("fault, message", [("dead", "attempts failed, last: connection error"),
+                                            ("no model", "stopped: HTTP 404: the model 'nope' does not exist")])
+def test_a_dead_server_or_a_missing_model_is_one_line_and_the_game_is_kept(server, tmp_path, monkeypatch, capsys,
+                                                                           mode, fault, message):
+    monkeypatch.chdir(tmp_path)
+    server.push(Answer.calls(("submit_orders", PASS)))  # the LLM's first turn goes well
+    server.responder = lambda request: Answer.error(404, "the model 'nope' does not exist")
+    url = f"http://127.0.0.1:{closed_port()}/v1" if fault == "dead" else server.base_url
+    seats = ["--opponent", spec(url)] if mode == "hvl" else ["--players", spec(url), "heuristic"]
+    status, out = play(["--mode", mode, *seats, "--seed", "3", "--save", "kept.json"], ["done"] * 3)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(err) == 1 and err[0].startswith("tabletop play space-conquest: error:")
+    assert message in err[0] and err[0].endswith("game saved to kept.json; go on with: "
+                                                 "tabletop play space-conquest --load kept.json")
+    kept = SpaceConquestGame.from_json((tmp_path / "kept.json").read_text())
+    assert kept.turn == (1 if fault == "dead" else 2) and kept.seed == 3

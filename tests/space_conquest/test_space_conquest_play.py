@@ -9,6 +9,11 @@ from tabletop_rl.space_conquest.game import SpaceConquestGame
 from tabletop_rl.space_conquest.play import parse_move, play_main, render_map
 
 
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # quit saves to ./space-conquest-save.json
+
+
 def run(argv, lines):
     out = io.StringIO()
     status = play_main(argv, stdin=io.StringIO("".join(line + "\n" for line in lines)), stdout=out)
@@ -45,8 +50,11 @@ def test_bad_commands_are_re_asked_with_the_reason_and_orders_play():
     assert f"{home} has 4 ships, cannot send 9" in out
     assert "over-committed" in out  # 2 + 3 > 4: the second move is refused, the first kept
     assert f"  2 from {home} to {near}" in out
-    assert "Turn 2/100" in out and f"fleet of 2 from {home}" in out
-    assert out.rstrip().endswith("bye")
+    assert "Turn 2/100" in out and f"your fleet of 2 from {home}" in out
+    assert out.rstrip().endswith("game saved to space-conquest-save.json; go on with: "
+                                 "tabletop play space-conquest --load space-conquest-save.json")
+    saved = SpaceConquestGame.from_json(open("space-conquest-save.json").read())
+    assert saved.turn == 2 and saved.history[0][0] == [(game.home(0), "ABCDEFGHIJKLMNOP".index(near), 2)]
 
 
 def test_hvh_hands_over_before_every_view():
@@ -68,8 +76,30 @@ def test_save_command_writes_a_loadable_game(tmp_path):
     assert "Turn 2/100" in out
 
 
-def test_lvl_plays_to_the_end_and_bad_arguments_are_one_line_errors(capsys):
-    status, out = run(["--mode", "lvl", "--players", "heuristic,random", "--seed", "1"], [])
+def test_lvl_plays_to_the_end_and_shows_the_spectator_map():
+    status, out = run(["--mode", "lvl", "--players", "heuristic", "random", "--seed", "1"], [])
     assert status == 0 and "Game over after turn" in out
-    assert run(["--mode", "lvl", "--players", "heuristic"], [])[0] == 2
-    assert "two specs" in capsys.readouterr().err
+    assert "--- Turn 2/100 (spectator): P0 RU 4" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mode", "lvl", "--players", "heuristic", "nobody"], "bad policy spec 'nobody'"),
+    (["--max-turns", "0", "--opponent", "heuristic"], "max_turns must be a positive integer"),
+    (["--seed", "-1", "--opponent", "heuristic"], "seed must be a non-negative integer"),
+    (["--load", "missing.json"], "cannot read missing.json"),
+    (["--load", "."], "cannot read ."),
+    (["--load", "corrupt.json"], "save is not valid JSON"),
+    (["--load", "binary.json"], "binary.json is not a saved game"),
+])
+def test_bad_arguments_and_saves_are_one_line_errors(capsys, argv, message):
+    open("corrupt.json", "w").write('{"format": "space_conquest/1", "seed": ')
+    open("binary.json", "wb").write(bytes(range(200, 256)))
+    assert run(argv, [])[0] == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tabletop play space-conquest: error:") and message in err[0]
+
+
+def test_argparse_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as stop:
+        run(["--mode", "lvl", "--players", "heuristic"], [])
+    assert stop.value.code == 2 and "expected 2 arguments" in capsys.readouterr().err

@@ -119,10 +119,12 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         return orders
 
     def _tools_for(self, game: SpaceConquestGame, seat: int) -> PlayerTools:
-        """This seat's tools, kept while the game is the same so the memory lasts the game."""
-        if self._tools is None or self._tools.game is not game or self._tools.player != seat:
+        """This seat's tools over this turn's view (each turn brings a fresh ``fog_copy``); the memory
+        lasts while the turns go on for the same seat, and a new game (or ``reset``) starts it empty."""
+        old = self._tools
+        if old is None or old.player != seat or game.turn <= old.game.turn:
             self._tools = PlayerTools(game, seat, self.max_tool_calls)
-        self._tools.start_turn()
+        self._tools.start_turn(game)
         return self._tools
 
     def _converse(self, tools: PlayerTools, record: TurnRecord) -> dict[str, Any] | None:

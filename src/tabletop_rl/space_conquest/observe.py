@@ -206,18 +206,17 @@ def own_fleets(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
     return [{k: f[k] for k in ("from", "to", "ships", "turns_left")} for f in game.fleets() if f["owner"] == player]
 
 
+def witnessed(row: np.ndarray, player: int) -> bool:
+    """Whether ``player`` saw an event-log row: its own launches, losses, arrivals, rebellions and
+    production, and the combats it fought in."""
+    if row[R.E_KIND] == R.EV_COMBAT:
+        return bool(row[R.E_A + player] >= 0)
+    return bool(row[R.E_PLAYER] == player)
+
+
 def visible_events(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
-    """The last turn's events that ``player`` witnessed: its own launches, losses, arrivals,
-    rebellions and production, and the combats it fought in."""
-    out = []
-    for row in game.log[1:game.log[0, 0] + 1]:
-        if row[R.E_KIND] == R.EV_COMBAT:
-            if row[R.E_A + player] < 0:
-                continue
-        elif row[R.E_PLAYER] != player:
-            continue
-        out.append(event_dict(row))
-    return out
+    """The last turn's events that ``player`` witnessed (see ``witnessed``)."""
+    return [event_dict(row) for row in game.log[1:game.log[0, 0] + 1] if witnessed(row, player)]
 
 
 def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
@@ -234,6 +233,59 @@ def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
             "fleets": own_fleets(game, player), "events": visible_events(game, player),
             "errors": game.errors[player], "hyperspace": game.tally(player),
             "rules": {"loss_model": game.loss_model, "loss_per_turn": R.FLAT_LOSS, "home_production": R.HOME_RU}}
+
+
+def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
+    """A copy of ``game`` that holds only what ``player`` knows: what a policy gets to read.
+
+    Its own stars and fleets are live; every other star shows its last-seen owner and ships and, if
+    visited, its RU (else RU 0); the other seat's fleets, knowledge, totals, home, order errors and
+    unwitnessed events, the orders history, the seed and the random generator are gone. Observations,
+    ``player_view``, the LLM tools and the map of ``player`` read the same from the copy as from the
+    game, and two games that differ only in what ``player`` has not seen give identical copies. The
+    copy is for reading, not for playing on.
+
+    >>> g = SpaceConquestGame(seed=3)
+    >>> player_view(fog_copy(g, 0), 0) == player_view(g, 0), fog_copy(g, 0).home(1)
+    (True, -1)
+    """
+    copy = SpaceConquestGame(0, game.max_turns, game.loss_model)
+    copy.seed = 0
+    state, known = copy.state, game.state
+    state[:] = 0
+    for field in (R.TURN, R.STATUS, R.WINNER, R.MAX_TURNS, R.LOSS_MODEL, R.END_REASON):
+        state[field] = known[field]
+    state[R.HOMES:R.HOMES + R.NUM_PLAYERS] = R.NOBODY
+    state[R.HOMES + player] = known[R.HOMES + player]
+    for s in range(R.NUM_STARS):
+        _copy_star_as_known(known, state, player, s)
+    mine = slice(R.know_at(player, 0), R.know_at(player, R.NUM_STARS))
+    state[mine] = known[mine]
+    tally = slice(R.TALLY + player * R.T_SIZE, R.TALLY + (player + 1) * R.T_SIZE)
+    state[tally] = known[tally]
+    fleets = [i for i in range(int(known[R.NUM_FLEETS])) if known[R.fleet_at(i) + R.F_OWNER] == player]
+    for j, i in enumerate(fleets):
+        state[R.fleet_at(j):R.fleet_at(j + 1)] = known[R.fleet_at(i):R.fleet_at(i + 1)]
+    state[R.NUM_FLEETS] = len(fleets)
+    rows = [row for row in game.log[1:game.log[0, 0] + 1] if witnessed(row, player)]
+    copy.log[0, 0] = len(rows)
+    if rows:
+        copy.log[1:len(rows) + 1] = rows
+    copy.errors = [game.errors[p] if p == player else [] for p in range(R.NUM_PLAYERS)]
+    return copy
+
+
+def _copy_star_as_known(known: np.ndarray, state: np.ndarray, player: int, s: int) -> None:
+    b, k = R.star_at(s), R.know_at(player, s)
+    state[b + R.S_X], state[b + R.S_Y] = known[b + R.S_X], known[b + R.S_Y]
+    state[b + R.S_HOME] = known[b + R.S_HOME] if known[b + R.S_HOME] == player else -1
+    if known[b + R.S_OWNER] == player:
+        state[b + R.S_RU:b + R.S_SHIPS + 1] = known[b + R.S_RU:b + R.S_SHIPS + 1]
+        return
+    seen = known[k + R.K_OWNER]
+    state[b + R.S_RU] = known[b + R.S_RU] if known[k + R.K_VISITED] else 0
+    state[b + R.S_OWNER] = seen if seen == 1 - player else R.NOBODY
+    state[b + R.S_SHIPS] = known[k + R.K_SHIPS] if seen != R.UNKNOWN else 0
 
 
 def moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any]:

@@ -127,3 +127,17 @@ def check_orders(state: np.ndarray, player: int, orders: Any) -> OrderCheck:
     if check.rejected_all:
         check.accepted = []
     return check
+
+
+def describe_orders(orders: Any) -> str:
+    """Orders in short, for logs and replays: ``A->F 3, B->C 2`` (``no orders`` when empty).
+
+    >>> describe_orders({"moves": [{"from": "A", "to": "F", "ships": 3}]}), describe_orders(None)
+    ('A->F 3', 'no orders')
+    """
+    try:
+        moves = parse_moves({"moves": []} if orders is None else orders)
+    except ValueError:
+        return f"unreadable orders {str(orders)[:60]!r}"
+    return ", ".join(f"{m.get('from')}->{m.get('to')} {m.get('ships')}" if isinstance(m, dict) else repr(m)
+                     for m in moves) or "no orders"

@@ -2,7 +2,7 @@
 
 ``play_main(["--mode", "hvh"])`` (two people at one keyboard, with a hand-over prompt between their
 views), ``--mode hvl`` (a person against a policy, ``--opponent SPEC``, default ``llm``) or
-``--mode lvl`` (two policies, ``--players A,B``; the referee's map is shown). Commands:
+``--mode lvl`` (two policies, ``--players SPEC1 SPEC2``; the spectator's map is shown). Commands:
 
     move 3 ships from A to B | send 5 from D to F | attack C with 10 from A
     orders | cancel | pass / done | status | help | save FILE | quit
@@ -25,6 +25,8 @@ from .game import SpaceConquestGame
 from .orders import check_orders, star_index
 from .policies import policy_orders
 
+PROG = "tabletop play space-conquest"
+DEFAULT_SAVE = "space-conquest-save.json"
 MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
 HELP = """Commands:
   move 3 ships from A to B   send 5 from D to F   attack C with 10 from A
@@ -57,23 +59,25 @@ def render_map(game: SpaceConquestGame, viewer: int | None) -> str:
     return "\n".join(lines)
 
 
-def describe_event(e: dict[str, Any], viewer: int) -> str:
-    """One line for an event ``viewer`` witnessed."""
-    who = {viewer: "you", 1 - viewer: "the enemy", None: "NPC"}
+def describe_event(e: dict[str, Any], viewer: int | None) -> str:
+    """One line for an event, told to ``viewer`` (None: a spectator, told whose it was)."""
+    who = {0: "P0", 1: "P1", None: "NPC"} if viewer is None else {viewer: "you", 1 - viewer: "the enemy", None: "NPC"}
+    whose = "your" if viewer is not None else f"{who[e.get('player')]}'s"
     if e["kind"] == "combat":
         forces = ", ".join(f"{who[p]} {n}" for p, n in enumerate(e["forces"]) if n is not None)
         npc = f", NPC garrison {e['npc']}" if e["npc"] else ""
         return f"combat at {e['star']}: {forces}{npc} -> held by {who[e['owner_after']]} with {e['ships_after']}"
     if e["kind"] == "rebellion":
-        return (f"rebellion at {e['star']}: {e['rebels']} rebels beat your {e['garrison']}; "
+        return (f"rebellion at {e['star']}: {e['rebels']} rebels beat {whose} {e['garrison']}; "
                 f"NPC now, {e['ships_after']} ships")
     if e["kind"] == "production":
         return f"{e['star']} produced {e['ships']}"
+    fleet = f"{whose} fleet of {e['ships']} from {e['from']}"
     if e["kind"] == "lost":
-        return f"fleet of {e['ships']} from {e['from']} to {e['to']} was lost in hyperspace"
+        return f"{fleet} to {e['to']} was lost in hyperspace"
     if e["kind"] == "arrive":
-        return f"fleet of {e['ships']} from {e['from']} arrived at {e['to']}"
-    return f"launched {e['ships']} from {e['from']} to {e['to']} ({e['distance']} turns)"
+        return f"{fleet} arrived at {e['to']}"
+    return f"{whose} launch of {e['ships']} from {e['from']} to {e['to']} ({e['distance']} turns)"
 
 
 def summary(game: SpaceConquestGame, viewer: int) -> str:
@@ -88,6 +92,19 @@ def summary(game: SpaceConquestGame, viewer: int) -> str:
     lines += [f"  order error{'' if e['index'] is None else ' in move ' + str(e['index'] + 1)}: {e['message']}"
               for e in view["errors"]]
     return "\n".join(lines)
+
+
+def render_text(game: SpaceConquestGame, viewer: int | None) -> str:
+    """The map and turn report of ``viewer`` (its fog of war: what ``tabletop replay --seat`` shows), or
+    for a spectator (None): the whole map, each seat's RU, ships and fleets, and last turn's combats,
+    rebellions and losses."""
+    if viewer is not None:
+        return render_map(game, viewer) + "\n" + summary(game, viewer)
+    fleets = [sum(1 for f in game.fleets() if f["owner"] == p) for p in range(R.NUM_PLAYERS)]
+    totals = ", ".join(f"P{p} RU {game.owned_ru(p)} ships {game.total_ships(p)} fleets {fleets[p]}"
+                       for p in range(R.NUM_PLAYERS))
+    events = ["  " + describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")]
+    return "\n".join([f"Turn {game.turn}/{game.max_turns} (spectator): {totals}", render_map(game, None), *events])
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -175,12 +192,18 @@ def save(game: SpaceConquestGame, args: list[str], term: Terminal) -> None:
     if not args:
         term.say("! save needs a file name: save FILE")
         return
+    problem = write_save(game, args[0])
+    term.say(f"! {problem}" if problem else f"saved to {args[0]}")
+
+
+def write_save(game: SpaceConquestGame, path: str) -> str | None:
+    """Write ``game`` to ``path``; the reason it could not be written, or None."""
     try:
-        with open(args[0], "w", encoding="utf-8") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(game.to_json())
-        term.say(f"saved to {args[0]}")
     except OSError as e:
-        term.say(f"! cannot save: {e.strerror}")
+        return f"cannot save to {path}: {e.strerror}"
+    return None
 
 
 def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str, Any]:
@@ -188,21 +211,19 @@ def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str,
     prompt (and a cleared screen) before each view, so their views never mix."""
     humans = [p for p, seat in enumerate(seats) if seat == "human"]
     while not game.is_over:
-        orders = []
-        for p, seat in enumerate(seats):
-            if seat != "human":
-                orders.append(policy_orders(seat, game, p))
-                continue
+        # policies answer first, so a failing LLM server costs nobody orders already typed
+        orders = {p: policy_orders(seat, game, p) for p, seat in enumerate(seats) if seat != "human"}
+        for p in humans:
             if len(humans) > 1:
                 term.say("\n" * 40)
                 if term.ask(f"Hand over to player {p + 1} and press Enter (player {2 - p}: look away) ") is None:
                     raise Quit
-            orders.append(human_orders(game, p, term))
+            orders[p] = human_orders(game, p, term)
         if len(humans) > 1:
             term.say("\n" * 40)
-        game.step(*orders)
+        game.step(orders[0], orders[1])
         if not humans:
-            term.say(f"--- turn {game.turn}\n" + render_map(game, None))
+            term.say("--- " + render_text(game, None))
     result = game.result()
     outcome = "a draw" if result["winner"] is None else f"player {result['winner'] + 1} wins"
     term.say(f"Game over after turn {result['turn']} ({result['end']}): {outcome}. "
@@ -211,28 +232,53 @@ def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str,
 
 
 def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """``tabletop play space-conquest`` entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="tabletop play space-conquest", description="Play Space Conquest.")
-    parser.add_argument("--mode", choices=("hvh", "hvl", "lvl"), default="hvl")
-    parser.add_argument("--opponent", default="llm", help="policy spec for hvl (e.g. heuristic, llm:model=...)")
-    parser.add_argument("--players", default="llm,llm", help="two policy specs for lvl, comma separated")
-    parser.add_argument("--seat", type=int, choices=(1, 2), default=1, help="your seat in hvl")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--max-turns", type=int, default=R.DEFAULT_MAX_TURNS)
-    parser.add_argument("--load", metavar="FILE", help="continue a saved game")
-    args = parser.parse_args(argv)
+    """``tabletop play space-conquest`` entry point; returns the exit status.
+
+    Bad arguments, an unreadable save and an LLM server that refuses or stays unreachable are one line
+    on standard error. ``quit``, the end of input and a failed LLM all leave the game saved in ``--save``.
+    """
+    from ..agents.llm_client import LLMError
+
+    args = build_parser().parse_args(argv)
     term = Terminal(stdin, stdout)
     try:
         game = load_or_new(args)
         seats = make_seats(args)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     try:
         play(game, seats, term)
     except Quit:
-        term.say("bye")
+        term.say(keep(game, args.save))
+    except LLMError as e:
+        print(f"{PROG}: error: {e}; {keep(game, args.save)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Play Space Conquest in the terminal: hvh (two people at one keyboard), hvl (you "
+                               "against a policy, by default the tool-using LLM) or lvl (two policies, watched).")
+    parser.add_argument("--mode", choices=("hvh", "hvl", "lvl"), default="hvl")
+    parser.add_argument("--opponent", default="llm", metavar="SPEC",
+                        help="the policy you play in hvl (default llm; e.g. heuristic, llm:model=M,base_url=URL)")
+    parser.add_argument("--players", nargs=2, default=["llm", "llm"], metavar=("SPEC1", "SPEC2"),
+                        help="the two policies of lvl, separated by a space (default: llm llm)")
+    parser.add_argument("--seat", type=int, choices=(1, 2), default=1, help="your seat in hvl (default 1)")
+    parser.add_argument("--seed", type=int, default=None, help="map seed (default: a random one)")
+    parser.add_argument("--max-turns", type=int, default=R.DEFAULT_MAX_TURNS, metavar="N",
+                        help=f"turn cap (default {R.DEFAULT_MAX_TURNS})")
+    parser.add_argument("--load", metavar="FILE", help="continue a saved game")
+    parser.add_argument("--save", default=DEFAULT_SAVE, metavar="FILE",
+                        help=f"where quit, the end of input or a failed LLM saves the game (default {DEFAULT_SAVE})")
+    return parser
+
+
+def keep(game: SpaceConquestGame, path: str) -> str:
+    """Save ``game`` to ``path`` and say how to go on (or why it could not be saved)."""
+    return write_save(game, path) or f"game saved to {path}; go on with: {PROG} --load {path}"
 
 
 def load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
@@ -242,6 +288,8 @@ def load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
                 return SpaceConquestGame.from_json(f.read())
         except OSError as e:
             raise ValueError(f"cannot read {args.load}: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{args.load} is not a saved game (not text)") from None
     return SpaceConquestGame(seed=args.seed, max_turns=args.max_turns)
 
 
@@ -253,7 +301,4 @@ def make_seats(args: argparse.Namespace) -> list[Any]:
     if args.mode == "hvl":
         seats: list[Any] = ["human", make_policy(args.opponent, game="space_conquest")]
         return seats if args.seat == 1 else seats[::-1]
-    specs = [s.strip() for s in args.players.split(",")]
-    if len(specs) != 2:
-        raise ValueError(f"--players needs two specs separated by a comma, got {args.players!r}")
-    return [make_policy(spec, game="space_conquest", seed=p) for p, spec in enumerate(specs)]
+    return [make_policy(spec, game="space_conquest", seed=p) for p, spec in enumerate(args.players)]

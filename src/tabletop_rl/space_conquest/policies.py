@@ -2,7 +2,7 @@
 
 A Space Conquest policy's ``act(observation, action_mask, info)`` returns an env action: the RL
 vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": SpaceConquestGame,
-"player": seat}``; a policy reads only ``player_view(game, player)``, never the game itself.
+"player": seat}`` where the game is a ``fog_copy``: only what that seat knows (``policy_info``).
 
 >>> from tabletop_rl.agents import make_policy
 >>> result = play_match(make_policy("heuristic", game="space_conquest"),
@@ -14,6 +14,7 @@ vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": Sp
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import time
 from collections.abc import Mapping
@@ -191,11 +192,39 @@ def play_match(policy_0: Any, policy_1: Any, seed: int, max_turns: int = R.DEFAU
     return game.result()
 
 
-def policy_orders(policy: Any, game: SpaceConquestGame, player: int) -> dict[str, Any]:
+def policy_info(game: SpaceConquestGame, player: int) -> dict[str, Any]:
+    """The ``info`` of ``player``'s policy: ``{"game": the game as player knows it (observe.fog_copy),
+    "player": player}``, so no policy can read what its player has not seen."""
+    return {"game": O.fog_copy(game, player), "player": player}
+
+
+def policy_orders(policy: Any, game: SpaceConquestGame, player: int) -> dict[str, Any] | str:
     """Ask ``policy`` for ``player``'s orders this turn, as JSON orders whatever form it answers in."""
     obs, mask = O.encode(game.state, player)
-    action = policy.act(obs, mask, {"game": game, "player": player})
-    return action if isinstance(action, dict) else O.moves_from_action(game, player, action)
+    return as_orders(game, player, policy.act(obs, mask, policy_info(game, player)))
+
+
+def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any] | str:
+    """A policy's answer as JSON-ready orders for ``game.step``: an RL action vector is decoded for
+    ``player``; an orders object is copied through JSON and orders text is kept as it is, so a record
+    of either replays the same. Orders that break the rules are left for ``check_orders`` to skip and
+    report; ``ValueError`` only for an answer that is none of these forms.
+
+    >>> as_orders(SpaceConquestGame(seed=1), 0, {"moves": []})
+    {'moves': []}
+    """
+    if isinstance(action, (str, bytes)):
+        return action.decode("utf-8", "replace") if isinstance(action, bytes) else action
+    if isinstance(action, Mapping):
+        try:
+            return json.loads(json.dumps(action))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"player {player}'s orders are not JSON data: {e}") from None
+    vector = np.asarray(action)
+    if vector.shape != (O.ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
+        raise ValueError(f"player {player} answered {type(action).__name__} {vector.shape}: neither JSON orders "
+                         f"nor an RL action of {O.ACTION_NVEC.size} integers")
+    return O.moves_from_action(game, player, vector)
 
 
 register_policy("space_conquest", "random", RandomPolicy)

@@ -77,8 +77,10 @@ class PlayerTools:
         self.memory: dict[str, dict[str, Any]] = {table: {} for table in MEMORY_TABLES}
         self.start_turn()
 
-    def start_turn(self) -> None:
-        """A new turn: the call budget is full again and no orders are submitted yet."""
+    def start_turn(self, game: SpaceConquestGame | None = None) -> None:
+        """A new turn (in ``game``, this turn's view, when given): the call budget is full again and
+        no orders are submitted yet; the memory stays."""
+        self.game = game if game is not None else self.game
         self.calls = 0
         self.submitted: dict[str, Any] | None = None
 
