@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections import Counter
@@ -11,11 +12,15 @@ import numpy as np
 import pytest
 
 import tabletop_rl.agents.base as agents_base
-from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies
-from tabletop_rl.arena import load_games, play_match, run_arena, schedule, summarize
+from fake_openai_server import Answer, FakeOpenAIServer
+from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies, parse_spec
+from tabletop_rl.arena import get_adapter, load_games, play_match, run_arena, schedule, summarize
 from tabletop_rl.arena.ratings import bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.arena.results import GAMES_FILE, append_game, open_games, prepare_run
-from tabletop_rl.arena.terminal import replay_frames
+from tabletop_rl.arena.terminal import replay_frames, replay_terminal, result_line
+from tabletop_rl.space_conquest import rules as R
+from tabletop_rl.space_conquest.observe import encode, fog_copy
+from tabletop_rl.space_conquest.policies import plan_orders
 from tabletop_rl.stats import Z95, wilson_interval
 
 
@@ -190,8 +195,10 @@ def test_a_game_replays_from_its_seed_and_moves():
     assert sum(record["decisions"]) == record["plies"] and record["nodes"][0] > 0 and record["nodes"][1] == 0
 
 
-def test_resume_after_losing_lines_replays_exactly_the_missing_games(tmp_path):
-    kwargs = {"players": ["random", "greedy"], "games": 6, "seed": 2, "jobs": 1, "progress": False}
+@pytest.mark.parametrize("game, players", [("splendor", ["random", "greedy"]),
+                                           ("space-conquest", ["random", "heuristic"])])
+def test_resume_after_losing_lines_replays_exactly_the_missing_games(tmp_path, game, players):
+    kwargs = {"game": game, "players": players, "games": 6, "seed": 2, "jobs": 1, "progress": False}
     run_arena(out=tmp_path, **kwargs)
     lines = (tmp_path / GAMES_FILE).read_text().splitlines(keepends=True)
     original = {json.loads(line)["index"]: json.loads(line) for line in lines}
@@ -277,3 +284,106 @@ def test_results_keep_the_canonical_spec_names(tmp_path):
     assert config["players"] == ["random", "greedy:opponent=0.5"]
     assert {tuple(r["seats"]) for r in load_games(tmp_path)} == {("random", "greedy:opponent=0.5"),
                                                                   ("greedy:opponent=0.5", "random")}
+
+
+# --- Space Conquest: simultaneous moves -------------------------------------------------------------------
+def test_space_conquest_records_each_turn_of_both_seats_and_replays_it():
+    match = schedule(["heuristic", "random"], 2, seed=3)[1]
+    record = play_match("space-conquest", match, 2, 100)
+    assert record == {**play_match("space-conquest", match, 2, 100), "time_s": record["time_s"],
+                      "wall_s": record["wall_s"]}, "same seed, same game"
+    assert record["seats"] == ["random", "heuristic"] and record["error"] is None and not record["truncated"]
+    assert record["plies"] == len(record["moves"]) == record["decisions"][0] == record["decisions"][1]
+    assert all(len(turn) == 2 and all(set(orders) == {"moves"} for orders in turn) for turn in record["moves"])
+    adapter, frames = replay_frames(record)
+    final = frames[-1]
+    assert final.is_over and len(frames) == record["plies"] + 1
+    assert [final.owned_ru(p) for p in range(2)] == record["scores"] == adapter.scores(final)
+    assert record["winners"] == [final.winner] and record["ranks"] == [int(p != final.winner) for p in range(2)]
+    for k, turn in enumerate(record["moves"]):  # what each seat ordered is what was played that turn
+        for seat, orders in enumerate(turn):
+            played = [(R.LETTERS.index(m["from"]), R.LETTERS.index(m["to"]), m["ships"]) for m in orders["moves"]]
+            assert frames[k + 1].history[k][seat] == played
+
+
+def test_space_conquest_policies_get_only_their_own_view():
+    adapter = get_adapter("space-conquest")
+    game = adapter.new_game(seed=5, num_players=2)
+    attack = {"from": game.home_letter(1), "to": game.home_letter(0), "ships": 3}  # 5 or more turns away
+    adapter.step_joint(game, {0: {"moves": []}, 1: {"moves": [attack]}})
+    for seat in (0, 1):
+        info = adapter.info(game, seat)
+        assert info["player"] == seat and np.array_equal(info["game"].state, fog_copy(game, seat).state)
+        assert info["game"].home(1 - seat) == -1 and info["game"].seed == 0
+        fleets = info["game"].fleets()
+        assert all(f["owner"] == seat for f in fleets) and len(fleets) == seat  # only seat 1 launched
+        obs, mask = encode(game.state, seat)
+        assert np.array_equal(adapter.observation(game, seat), obs)
+        assert np.array_equal(adapter.seat_mask(game, seat), mask)
+
+
+def test_space_conquest_draw_ranks_both_first_and_has_no_winner():
+    adapter = get_adapter("space-conquest")
+    game = adapter.new_game(seed=7, num_players=2, max_plies=2)
+    while not adapter.is_over(game):  # nobody moves: mirror positions at the turn cap
+        adapter.step_joint(game, {0: None, 1: None})
+    assert (adapter.winners(game), adapter.ranks(game), adapter.is_truncated(game)) == ([], [0, 0], False)
+    assert result_line(adapter, game) == "Game over: a draw. Points: P0 4, P1 4"
+
+
+class Garbage(BasePolicy):
+    """Answers a Space Conquest turn with something that is neither orders nor an RL action."""
+
+    def act(self, observation, action_mask, info=None):
+        return 7
+
+
+def test_a_space_conquest_policy_answering_nonsense_is_a_crash_of_its_own_seat(tmp_path, monkeypatch):
+    known_policies("space_conquest")
+    monkeypatch.setitem(agents_base._REGISTRY["space_conquest"], "garbage", PolicyEntry("garbage", Garbage))
+    summary = run_arena("space-conquest", players=["heuristic", "garbage"], games=2, jobs=1, out=tmp_path,
+                        progress=False)
+    for r in load_games(tmp_path):
+        seat = r["seats"].index("garbage")
+        assert r["error_seat"] == seat and r["moves"] == [] and r["ranks"] is None
+        assert f"seat {seat} (garbage) raised ValueError: player {seat} answered int ()" in r["error"]
+    assert summary["crashed"] == 2 and summary["policies"]["garbage"]["crashes"] == 2
+
+
+def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
+    def look_then_submit(request):
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return Answer.calls(("submit_orders", {"orders": plan_orders(json.loads(last["content"]))}),
+                                text="the heuristic's plan")
+        return Answer.calls(("get_observation", {}))
+
+    pytest.importorskip("openai")
+    with FakeOpenAIServer(look_then_submit) as server:
+        llm = parse_spec(f"llm:model=fake,base_url={server.base_url},net_retries=0", "space_conquest").text
+        summary = run_arena("space-conquest", players=[llm, "heuristic"], games=2, jobs=2, out=tmp_path,
+                            progress=False, max_plies=4)
+    records = sorted(load_games(tmp_path), key=lambda r: r["index"])
+    assert len(server.requests) == 2 * sum(r["plies"] for r in records)
+    for r in records:
+        seat = r["seats"].index(llm)
+        assert r["llm"][1 - seat] is None and r["llm"][seat]["clean"]
+        assert r["llm"][seat]["tool_calls"] == r["llm"][seat]["attempts"] == 2 * r["plies"]
+        assert all(notes[1 - seat] is None and notes[seat]["tool_calls"] == 2 for notes in r["llm_notes"])
+    acc = summary["llm"][llm]
+    assert acc["games"] == 2 and acc["tool_calls"] == len(server.requests) and summary["clean_games"] == 2
+    game = next(r for r in records if r["seats"][1] == llm)
+    shown = {}
+    for seat in (None, 0, 1):
+        out = io.StringIO()
+        replay_terminal(tmp_path, game["index"], stdout=out, interactive=False, seat=seat)
+        shown[seat] = out.getvalue()
+    first = describe(game["moves"][0])
+    assert f"--- turn 1/{game['plies']}: P0 (heuristic) played {first[0]}; P1 ({llm}) played {first[1]}" in shown[None]
+    assert "[llm; 2 call(s), 2 tool call(s)" in shown[None] and "reasoning: the heuristic's plan" in shown[1]
+    assert f"--- turn 1/{game['plies']}: P0 (heuristic) played {first[0]}\n" in shown[0]
+    assert f"({llm}) played" not in shown[0] and "reasoning" not in shown[0] and "(spectator)" not in shown[0]
+
+
+def describe(turn):
+    return [get_adapter("space-conquest").describe_move(orders) for orders in turn]

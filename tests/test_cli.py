@@ -50,6 +50,9 @@ def test_every_command_has_help(command):
     (["play", "splendor", "--vs", "greedy", "--seat", "2"], "--seat must be in 0..1"),
     (["play", "splendor", "--vs", "greedy,random"], "--vs names 2 policies for 1 opponent seats"),
     (["replay", "missing.jsonl"], "no such file"),
+    (["arena", "space-conquest", "--players", "heuristic,random", "--num-players", "3"],
+     "space-conquest is played by 2 players, not 3"),
+    (["arena", "space-conquest", "--players", "heuristic,greedy"], "bad policy spec 'greedy' for space_conquest"),
     (["train", "splendor", "--steps", "0"], "--steps must be positive"),
     (["train", "splendor", "--mix", "greedy=1,strong=1"], "unknown opponent 'strong'"),
     (["train", "splendor", "--eval-opponents", "random,nobody"], "unknown policy 'nobody'"),
@@ -213,3 +216,34 @@ def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch
     with pytest.raises(SystemExit):  # a team of two seats would show a person their partner's hand
         main(["play", "klaverjas"])
     assert "invalid choice: 'klaverjas'" in capsys.readouterr().err
+
+
+def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_and_as_each_seat(tmp_path):
+    from tabletop_rl.cli import _default_players
+
+    assert _default_players("space-conquest") == ["random", "heuristic"]
+    out = tmp_path / "run"
+    result = tabletop("arena", "space-conquest", "--players", "heuristic,random", "--games", "4", "--jobs", "2",
+                      "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "heuristic vs random" in result.stdout
+    files = {p.name for p in out.iterdir()}
+    assert {"games.jsonl", "summary.json", "winrate.png", "ratings.png", "config.json"} <= files
+    records = {r["index"]: r for r in load_games(out)}
+    assert sorted(records) == [0, 1, 2, 3] and records[2]["seed"] == records[3]["seed"]
+    assert records[2]["seats"] == ["heuristic", "random"] and records[3]["seats"] == ["random", "heuristic"]
+    record = records[3]
+    turns = record["plies"]
+    spectator = tabletop("replay", str(out / "games.jsonl"), "--game", "3")
+    assert spectator.returncode == 0, spectator.stderr
+    assert spectator.stdout.count("--- turn ") == turns + 1 and spectator.stdout.count("(spectator)") == turns + 1
+    assert "--- turn 1/" in spectator.stdout and "P0 (random) played" in spectator.stdout
+    winner = record["winners"][0]
+    assert f"Game over: P{winner} wins. Points: P0 {record['scores'][0]}, P1 {record['scores'][1]}" in spectator.stdout
+    for seat in (0, 1):
+        seen = tabletop("replay", str(out), "--game", "3", "--seat", str(seat))
+        assert seen.returncode == 0 and f"as P{seat} saw it" in seen.stdout
+        assert seen.stdout.count(f"- player {seat + 1}\n") == turns + 1 and "(spectator)" not in seen.stdout
+        assert f"P{1 - seat} ({record['seats'][1 - seat]}) played" not in seen.stdout
+    bad = tabletop("replay", str(out), "--game", "3", "--seat", "2")
+    assert bad.returncode == 2 and "--seat must be in 0..1" in bad.stderr

@@ -17,13 +17,14 @@ from datetime import datetime
 from pathlib import Path
 
 from .agents.llm_client import API_KEY_ENV, LLMError
-from .arena.games import GAMES
+from .arena.games import GAMES, policy_game
 
 DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
 DEFAULT_PLAYERS = {
     "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"),
     "klaverjas": ("random", "heuristic", "search:samples=4"),
+    "space-conquest": ("random", "heuristic"),
 }
 #: Games a person can play in the terminal: one seat, seeing only that seat (a Klaverjas "player" in
 #: the arena is a team of two seats, so it is not offered).
@@ -62,7 +63,8 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
         description="Play every pairing of the policies (all-seats tables for 3-4 players) with seats rotated "
                     "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
                     "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
-                    f"tournament of the built-in baselines (Splendor: {', '.join(DEFAULT_PLAYERS['splendor'])}).")
+                    "tournament of the built-in baselines (" + "; ".join(
+                        f"{game}: {', '.join(specs)}" for game, specs in DEFAULT_PLAYERS.items()) + ").")
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
                    "greedy,mcts:simulations=500,random (default: the built-in baselines)")
@@ -108,7 +110,7 @@ def _default_players(game: str) -> list[str]:
     available = []
     for spec in DEFAULT_PLAYERS[game]:
         try:
-            make_policy(spec, game=game, seed=0)
+            make_policy(spec, game=policy_game(game), seed=0)
         except ValueError:
             continue
         available.append(spec)
@@ -197,18 +199,21 @@ def _play(args: argparse.Namespace) -> int:
 def _add_replay(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "replay", help="step through a recorded game from an arena's games.jsonl",
-        description="Rebuild a recorded game from its seed and moves and show it as a spectator sees it: "
-                    "Enter or n for the next move, p for the previous, a ply number to jump, q to stop. "
-                    "With input from a pipe or file, every position is printed.")
+        description="Rebuild a recorded game from its seed and moves and show it as a spectator sees it, or as "
+                    "one seat saw it (--seat): Enter or n for the next move (a turn of orders in Space Conquest), "
+                    "p for the previous, a number to jump, q to stop. With input from a pipe or file, every "
+                    "position is printed.")
     p.add_argument("file", type=Path, metavar="FILE", help="games.jsonl (or the run folder holding it)")
     p.add_argument("--game", type=int, metavar="N", help="game index in the file (default: the first)")
+    p.add_argument("--seat", type=int, metavar="S", help="show only what seat S saw: its fog of war, its hand, "
+                   "its own orders (default: the spectator's view)")
     p.set_defaults(func=_replay, prog=p.prog)
 
 
 def _replay(args: argparse.Namespace) -> int:
     from .arena.terminal import replay_terminal
 
-    return replay_terminal(args.file, args.game)
+    return replay_terminal(args.file, args.game, seat=args.seat)
 
 
 # --- bench ------------------------------------------------------------------------------------------

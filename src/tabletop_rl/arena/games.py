@@ -1,12 +1,16 @@
 """Game adapters: the few operations the arena, terminal play and replays need from a game.
 
-The arena never touches a game's own API directly, so a new game (Klaverjas, ...) plugs in by adding
-an adapter here and a line in ``GAMES``.
+The arena never touches a game's own API directly, so a new game plugs in by adding an adapter here
+and a line in ``GAMES``. Every game is played through one step protocol: the seats in
+``pending_players`` answer (each from its own ``observation``, ``seat_mask`` and ``info``), each answer
+becomes a ``move_record`` (what ``games.jsonl`` keeps), and ``step_joint`` plays the records of one step
+together. A turn-based game has one pending seat and gets the protocol from ``TurnBased``; a game of
+simultaneous moves (``simultaneous = True``, Space Conquest) writes it itself.
 
 >>> adapter = get_adapter("splendor")
 >>> game = adapter.new_game(seed=7, num_players=2)
->>> adapter.current_player(game), adapter.move_name(0)
-(0, 'take:white,blue,green')
+>>> adapter.pending_players(game), adapter.move_name(0)
+([0], 'take:white,blue,green')
 """
 
 from __future__ import annotations
@@ -18,33 +22,93 @@ import numpy as np
 
 
 class GameAdapter(Protocol):
-    """What the arena needs from one game; ``game`` is the game's own object (e.g. ``SplendorGame``)."""
+    """What the arena, ``play`` and ``replay`` need from every game; ``game`` is the game's own object
+    (e.g. ``SplendorGame``)."""
 
     name: str
     player_counts: tuple[int, ...]
     default_max_plies: int | None
+    simultaneous: bool
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any: ...
-    def current_player(self, game: Any) -> int: ...
-    def legal_mask(self, game: Any) -> np.ndarray: ...
+    def pending_players(self, game: Any) -> list[int]: ...
+    def seat_mask(self, game: Any, seat: int) -> np.ndarray: ...
     def observation(self, game: Any, seat: int) -> np.ndarray: ...
     def info(self, game: Any, seat: int) -> dict[str, Any]: ...
-    def step(self, game: Any, action: int | str) -> None: ...
+    def move_record(self, game: Any, seat: int, action: Any) -> Any: ...
+    def step_joint(self, game: Any, moves: dict[int, Any]) -> None: ...
+    def describe_move(self, move: Any) -> str: ...
     def is_over(self, game: Any) -> bool: ...
     def is_truncated(self, game: Any) -> bool: ...
     def scores(self, game: Any) -> list[int]: ...
     def winners(self, game: Any) -> list[int]: ...
     def ranks(self, game: Any) -> list[int]: ...
-    def move_name(self, action: int) -> str: ...
-    def move_id(self, name: str) -> int: ...
-    def explain_illegal(self, game: Any, action: int) -> str: ...
     def to_json(self, game: Any) -> str: ...
     def from_json(self, text: str | dict) -> Any: ...
     def render(self, game: Any, viewer: int | None = None, color: bool = False) -> str: ...
     def rules_help(self) -> str: ...
 
 
-class SplendorAdapter:
+class TurnBasedAdapter(GameAdapter, Protocol):
+    """A game where one seat acts at a time (what ``tabletop play`` needs besides the step protocol)."""
+
+    def current_player(self, game: Any) -> int: ...
+    def legal_mask(self, game: Any) -> np.ndarray: ...
+    def step(self, game: Any, action: int | str) -> None: ...
+    def move_name(self, action: int) -> str: ...
+    def move_id(self, name: str) -> int: ...
+    def explain_illegal(self, game: Any, action: int) -> str: ...
+
+
+class TurnBased:
+    """The step protocol of a turn-based game, from its ``current_player``, ``legal_mask``, ``step``
+    and move names: one seat pends, its move is recorded by name and stepped by name."""
+
+    simultaneous = False
+
+    def pending_players(self, game: Any) -> list[int]:
+        return [self.current_player(game)]
+
+    def seat_mask(self, game: Any, seat: int) -> np.ndarray:
+        return self.legal_mask(game)
+
+    def move_record(self, game: Any, seat: int, action: Any) -> str:
+        return self.move_name(action)
+
+    def step_joint(self, game: Any, moves: dict[int, Any]) -> None:
+        (move,) = moves.values()
+        self.step(game, move)
+
+    def describe_move(self, move: str) -> str:
+        return move
+
+
+def step_entry(adapter: GameAdapter, per_seat: dict[int, Any], num_seats: int) -> Any:
+    """What one step adds to a game record's per-step lists (``moves``, ``llm_notes``): the mover's entry
+    in a turn-based game; in a simultaneous one a list with each seat's entry (None: not asked).
+
+    >>> step_entry(get_adapter("splendor"), {1: "pass"}, 2), step_entry(get_adapter("space-conquest"), {1: 3}, 2)
+    ('pass', [None, 3])
+    """
+    if adapter.simultaneous:
+        return [per_seat.get(s) for s in range(num_seats)]
+    (entry,) = per_seat.values()
+    return entry
+
+
+def entry_moves(adapter: GameAdapter, game: Any, entry: Any) -> dict[int, Any]:
+    """A recorded step's moves by seat (``step_entry`` read back), for ``step_joint``."""
+    if adapter.simultaneous:
+        return {s: move for s, move in enumerate(entry) if s in adapter.pending_players(game)}
+    return {adapter.pending_players(game)[0]: entry}
+
+
+def policy_game(game: str) -> str:
+    """The policy registry's name of an arena game: ``policy_game("space-conquest") == "space_conquest"``."""
+    return game.replace("-", "_")
+
+
+class SplendorAdapter(TurnBased):
     """Splendor through ``SplendorGame``; modules are imported on first use so listing games stays cheap."""
 
     name = "splendor"
@@ -143,7 +207,7 @@ def dense_ranks(keys: list[Any]) -> list[int]:
     return [order.index(k) for k in keys]
 
 
-class KlaverjasAdapter:
+class KlaverjasAdapter(TurnBased):
     """Klaverjas as a two-"player" game of partnerships: arena player 0 is the N-S team (table seats 0
     and 2), player 1 the E-W team (seats 1 and 3); one policy plays both seats of its team.
 
@@ -281,7 +345,93 @@ Trump choice: trump:C / trump:D / trump:H / trump:S, pass, accept (the proposed 
 Seats N E S W are 0 1 2 3; N-S (0+2) is team 0, E-W (1+3) team 1."""
 
 
-GAMES: dict[str, Callable[[], GameAdapter]] = {"splendor": SplendorAdapter, "klaverjas": KlaverjasAdapter}
+class SpaceConquestAdapter:
+    """Space Conquest: both seats order at once, so a step is a whole turn. Each seat's policy gets its
+    own fog-of-war observation and mask and ``info={"game": fog_copy, "player": seat}`` (the game as
+    that seat knows it). A seat's move is recorded as JSON orders (an RL action is decoded first), and
+    the turn's record ``[orders of P0, orders of P1]`` replays it exactly, bad orders and their errors
+    included. ``max_plies`` is the turn cap, which the rules score (RU owned, then ships), so no game
+    is truncated; ``scores`` are the RU each seat owns at the end; a draw ranks both seats first and
+    has no winners.
+
+    >>> adapter = SpaceConquestAdapter()
+    >>> game = adapter.new_game(seed=3, num_players=2, max_plies=5)
+    >>> adapter.pending_players(game), adapter.describe_move({"moves": [{"from": "A", "to": "C", "ships": 2}]})
+    ([0, 1], 'A->C 2')
+    """
+
+    name = "space-conquest"
+    player_counts = (2,)
+    simultaneous = True
+
+    @property
+    def default_max_plies(self) -> int:
+        from ..space_conquest.rules import DEFAULT_MAX_TURNS
+        return DEFAULT_MAX_TURNS
+
+    def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any:
+        from ..space_conquest import SpaceConquestGame
+        return SpaceConquestGame(seed, self.default_max_plies if max_plies is None else max_plies)
+
+    def pending_players(self, game: Any) -> list[int]:
+        return [] if game.is_over else [0, 1]
+
+    def seat_mask(self, game: Any, seat: int) -> np.ndarray:
+        from ..space_conquest.observe import encode
+        return encode(game.state, seat)[1]
+
+    def observation(self, game: Any, seat: int) -> np.ndarray:
+        from ..space_conquest.observe import encode
+        return encode(game.state, seat)[0]
+
+    def info(self, game: Any, seat: int) -> dict[str, Any]:
+        from ..space_conquest.policies import policy_info
+        return policy_info(game, seat)
+
+    def move_record(self, game: Any, seat: int, action: Any) -> Any:
+        from ..space_conquest.policies import as_orders
+        return as_orders(game, seat, action)
+
+    def step_joint(self, game: Any, moves: dict[int, Any]) -> None:
+        game.step(moves.get(0), moves.get(1))
+
+    def describe_move(self, move: Any) -> str:
+        from ..space_conquest.orders import describe_orders
+        return describe_orders(move)
+
+    def is_over(self, game: Any) -> bool:
+        return game.is_over
+
+    def is_truncated(self, game: Any) -> bool:
+        return False
+
+    def scores(self, game: Any) -> list[int]:
+        return [game.owned_ru(p) for p in range(2)]
+
+    def winners(self, game: Any) -> list[int]:
+        return [] if game.winner is None else [game.winner]
+
+    def ranks(self, game: Any) -> list[int]:
+        return [0, 0] if game.winner is None else [int(p != game.winner) for p in range(2)]
+
+    def to_json(self, game: Any) -> str:
+        return game.to_json()
+
+    def from_json(self, text: str | dict) -> Any:
+        from ..space_conquest import SpaceConquestGame
+        return SpaceConquestGame.from_json(text)
+
+    def render(self, game: Any, viewer: int | None = None, color: bool = False) -> str:
+        from ..space_conquest.play import render_text
+        return render_text(game, viewer)
+
+    def rules_help(self) -> str:
+        from ..space_conquest.play import HELP
+        return HELP
+
+
+GAMES: dict[str, Callable[[], GameAdapter]] = {"splendor": SplendorAdapter, "klaverjas": KlaverjasAdapter,
+                                               "space-conquest": SpaceConquestAdapter}
 
 
 def get_adapter(game: str) -> GameAdapter:

@@ -2,8 +2,9 @@
 matches, the LLM part of the summary, and the readable game logs of ``tabletop llm-match``.
 
 A game record of a match with an LLM seat gains ``llm`` (per seat: the game's accounting, or ``None``
-for a seat that is not an LLM) and ``llm_notes`` (per ply: the mover's reasoning and what the move
-cost, or ``None``). Policies are recognised by duck typing: an ``accounting`` dict and ``moves`` records.
+for a seat that is not an LLM) and ``llm_notes`` (per step, like ``moves``: the mover's reasoning and
+what the move cost, or ``None``; in a game of simultaneous moves a list with one such note per seat).
+Policies are recognised by duck typing: an ``accounting`` dict and ``moves`` records.
 
 >>> summarize_llm([{"seats": ["llm:model=m", "random"], "llm": [{"clean": True, "attempts": 3}, None]}])
 {'llm:model=m': {'games': 1, 'clean_games': 1, 'attempts': 3}}
@@ -16,9 +17,10 @@ from typing import Any
 
 #: A match whose LLM server stayed unavailable is played again this many times before it is left void.
 VOID_RERUNS = 2
-#: Per-move fields kept in ``llm_notes`` (the rest of a move record is in the game's moves and seats).
+#: Per-move fields kept in ``llm_notes`` when the move record has them (``tool_calls``: tool-using players);
+#: the rest of a move record is in the game's moves and seats.
 NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
-               "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode")
+               "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode", "tool_calls")
 #: Accounting fields averaged per move in the table.
 _NOT_SUMMED = ("clean", "modes")
 
@@ -32,7 +34,7 @@ def move_note(policy: Any) -> dict[str, Any] | None:
     if not is_llm(policy) or not policy.moves:
         return None
     record = policy.moves[-1].as_dict()
-    return {name: record[name] for name in NOTE_FIELDS}
+    return {name: record[name] for name in NOTE_FIELDS if name in record}
 
 
 def game_accounting(policies: list[Any]) -> list[dict[str, Any] | None] | None:
@@ -89,15 +91,16 @@ def format_llm_table(llm: dict[str, dict[str, Any]]) -> str:
     if not llm:
         return ""
     lines = [f"{'LLM policy':<36}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}{'illegal':>8}{'parse':>6}"
-             f"{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}{'s/call':>8}"]
+             f"{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}{'s/call':>8}{'tools/move':>11}"]
     for name, acc in sorted(llm.items()):
         moves, calls = acc.get("moves", 0), acc.get("attempts", 0)
         cost = f"{acc['cost']:.4f}" if "cost" in acc else "-"
+        tools = _per(acc["tool_calls"], moves, 1) if "tool_calls" in acc else "-"  # tool-using players only
         lines.append(f"{name[:35]:<36}{acc['games']:>6}{acc['clean_games']:>6}{moves:>7}"
                      f"{acc.get('fallback_moves', 0) + acc.get('forfeit_moves', 0):>9}"
                      f"{acc.get('illegal_replies', 0):>8}{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
                      f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('completion_tokens', 0), moves):>13}"
-                     f"{cost:>9}{_per(acc.get('latency_s', 0.0), calls, 2):>8}")
+                     f"{cost:>9}{_per(acc.get('latency_s', 0.0), calls, 2):>8}{tools:>11}")
     return "\n".join(lines)
 
 
@@ -110,7 +113,8 @@ def note_lines(note: dict[str, Any] | None) -> str:
     if note is None:
         return ""
     cost = f", ${note['cost']:.5f}" if note.get("cost") is not None else ""
-    lines = [f"    [{note['source']}; {note['attempts']} call(s), {note['prompt_tokens']}+"
+    tools = f", {note['tool_calls']} tool call(s)" if "tool_calls" in note else ""
+    lines = [f"    [{note['source']}; {note['attempts']} call(s){tools}, {note['prompt_tokens']}+"
              f"{note['completion_tokens']} tokens{cost}, {note['latency_s']:.2f} s]"]
     if note["reasoning"]:
         lines.append(f"    reasoning: {note['reasoning']}")

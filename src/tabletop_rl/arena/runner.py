@@ -23,7 +23,7 @@ from typing import IO, Any
 from ..agents.llm import ForfeitError
 from ..agents.llm_client import FatalLLMError, LLMUnavailableError
 from . import llm as arena_llm
-from .games import get_adapter
+from .games import get_adapter, policy_game, step_entry
 from .progress import Progress
 from .report import write_report
 from .results import append_game, open_games, prepare_run
@@ -49,7 +49,7 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
 
     names = []
     for spec in players:
-        policy = make_policy(spec, game=game, seed=0)
+        policy = make_policy(spec, game=policy_game(game), seed=0)
         names.append(policy.name)
         _POLICIES[(game, policy.name, threading.get_ident())] = policy
     check_players(names, num_players)
@@ -61,7 +61,7 @@ def policy_for(game: str, spec: str) -> Any:
 
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:
-        _POLICIES[key] = make_policy(spec, game=game, seed=0)
+        _POLICIES[key] = make_policy(spec, game=policy_game(game), seed=0)
     return _POLICIES[key]
 
 
@@ -97,15 +97,17 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None)
             if reset is not None:
                 reset(derive_seed(match.seed, seat))
         while not adapter.is_over(state):
-            seat = adapter.current_player(state)
-            tick = time.perf_counter()
-            action = policies[seat].act(adapter.observation(state, seat), adapter.legal_mask(state),
-                                        adapter.info(state, seat))
-            seconds[seat] += time.perf_counter() - tick
-            decisions[seat] += 1
-            adapter.step(state, action)
-            moves.append(adapter.move_name(action))
-            notes.append(arena_llm.move_note(policies[seat]))
+            step = {}
+            for seat in adapter.pending_players(state):  # every seat answers before any move is played
+                tick = time.perf_counter()
+                action = policies[seat].act(adapter.observation(state, seat), adapter.seat_mask(state, seat),
+                                            adapter.info(state, seat))
+                seconds[seat] += time.perf_counter() - tick
+                decisions[seat] += 1
+                step[seat] = adapter.move_record(state, seat, action)
+            adapter.step_joint(state, step)
+            moves.append(step_entry(adapter, step, n))
+            notes.append(step_entry(adapter, {s: arena_llm.move_note(policies[s]) for s in step}, n))
         nodes = [int(getattr(getattr(p, "stats", None), "nodes", 0)) for p in policies]
     except FatalLLMError:
         raise  # a refused request (a bad key, an unknown model): playing on cannot help

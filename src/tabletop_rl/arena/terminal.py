@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .games import GameAdapter, get_adapter
+from .games import GameAdapter, TurnBasedAdapter, entry_moves, get_adapter, policy_game
 from .llm import note_lines
 from .results import load_games
 from .schedule import derive_seed
@@ -104,7 +104,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     table = load_table(load) if load is not None else new_table(game, vs or ["greedy"], num_players, seat, seed)
     adapter = get_adapter(table.game)
-    policies = {s: make_policy(spec, game=table.game, seed=derive_seed(table.seed, s))
+    policies = {s: make_policy(spec, game=policy_game(table.game), seed=derive_seed(table.seed, s))
                 for s, spec in enumerate(table.specs) if spec is not None}
     con = Console(stdout)
     con.say(f"You are P{table.seat}; " + ", ".join(f"P{s} is {p.name}" for s, p in policies.items())
@@ -145,7 +145,7 @@ class Console:
         self.stream.flush()
 
 
-def _ask_move(adapter: GameAdapter, table: Table, stdin: IO[str], con: Console) -> int | None:
+def _ask_move(adapter: TurnBasedAdapter, table: Table, stdin: IO[str], con: Console) -> int | None:
     """The person's legal move, asking again with the reason after a bad answer; ``None`` to quit."""
     legal = [int(a) for a in adapter.legal_mask(table.state).nonzero()[0]]
     con.say(adapter.render(table.state, viewer=table.seat, color=con.color))
@@ -174,7 +174,7 @@ def _ask_move(adapter: GameAdapter, table: Table, stdin: IO[str], con: Console) 
             con.say(f"{problem}; try again (help lists the commands)")
 
 
-def parse_move(adapter: GameAdapter, state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
+def parse_move(adapter: TurnBasedAdapter, state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
     """``(action, None)`` for a legal answer (list number or move name), else ``(-1, reason)``."""
     if answer.isdigit():
         number = int(answer)
@@ -208,6 +208,8 @@ def result_line(adapter: GameAdapter, state: Any) -> str:
     winners = adapter.winners(state)
     if adapter.is_truncated(state):
         outcome = "stopped at the ply cap, no winner"
+    elif not winners:
+        outcome = "a draw"
     else:
         outcome = " and ".join(f"P{w}" for w in winners) + (" win" if len(winners) > 1 else " wins")
     return f"Game over: {outcome}. Points: {scores}"
@@ -215,15 +217,15 @@ def result_line(adapter: GameAdapter, state: Any) -> str:
 
 # --- replay ----------------------------------------------------------------------------------------
 def replay_frames(record: dict[str, Any]) -> tuple[GameAdapter, list[Any]]:
-    """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k moves)."""
+    """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k steps)."""
     adapter = get_adapter(record["game"])
     state = adapter.new_game(record["seed"], record["num_players"], record["max_plies"])
     frames = [adapter.from_json(adapter.to_json(state))]
-    for ply, name in enumerate(record["moves"], 1):
+    for ply, entry in enumerate(record["moves"], 1):
         try:
-            adapter.step(state, adapter.move_id(name))
-        except ValueError as e:
-            raise ValueError(f"game {record['index']}, move {ply} ({name!r}) does not replay: {e}") from None
+            adapter.step_joint(state, entry_moves(adapter, state, entry))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"game {record['index']}, move {ply} ({entry!r}) does not replay: {e}") from None
         frames.append(adapter.from_json(adapter.to_json(state)))
     return adapter, frames
 
@@ -244,63 +246,87 @@ def pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
 
 
 def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | None = None,
-                    stdout: IO[str] | None = None, interactive: bool | None = None) -> int:
-    """Show a recorded game: step with n/p, jump with a ply number, q to stop; from a pipe, print it all."""
+                    stdout: IO[str] | None = None, interactive: bool | None = None, seat: int | None = None) -> int:
+    """Show a recorded game: step with n/p, jump with a step number, q to stop; from a pipe, print it all.
+
+    ``seat`` None shows the game as a spectator sees it; a seat number shows only what that seat saw
+    (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
+    """
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     record = pick_record(path, game_index)
+    if seat is not None and not 0 <= seat < len(record["seats"]):
+        raise ValueError(f"--seat must be in 0..{len(record['seats']) - 1} for game {record['index']}, got {seat}")
     adapter, frames = replay_frames(record)
+    view = Viewer(adapter, record, frames, seat, use_color(stdout))
     interactive = stdin.isatty() if interactive is None else interactive
     con = Console(stdout)
     con.say(f"game {record['index']}: " + ", ".join(f"P{s} {spec}" for s, spec in enumerate(record["seats"]))
-        + f"; seed {record['seed']}, {len(record['moves'])} moves" + (f"; crashed: {record['error']}"
-                                                                      if record["error"] else ""))
+        + f"; seed {record['seed']}, {len(record['moves'])} {view.unit}s" + (f"; crashed: {record['error']}"
+                                                                            if record["error"] else "")
+        + ("" if seat is None else f"; as P{seat} saw it"))
     if not interactive:
-        for ply in range(len(frames)):
-            con.say(_frame(adapter, record, frames, ply, con.color))
+        for k in range(len(frames)):
+            con.say(view.frame(k))
     else:
-        _navigate(adapter, record, frames, stdin, con)
+        _navigate(view, stdin, con)
     if adapter.is_over(frames[-1]):
         con.say(result_line(adapter, frames[-1]))
     return 0
 
 
-def _frame(adapter: GameAdapter, record: dict[str, Any], frames: list[Any], ply: int, color: bool) -> str:
-    """A header naming the move that led here, then the board as a spectator sees it."""
-    last = len(frames) - 1
-    if ply == 0:
-        head = f"--- ply 0/{last}: start"
-    else:
-        mover = adapter.current_player(frames[ply - 1])
-        head = (f"--- ply {ply}/{last}: P{mover} ({record['seats'][mover]}) played "
-                f"{record['moves'][ply - 1]}")
-        note = (record.get("llm_notes") or [None] * ply)[ply - 1]
-        if note is not None:  # an LLM's move: its reasoning and what it cost
-            head += "\n" + note_lines(note).rstrip("\n")
-    return head + "\n" + adapter.render(frames[ply], viewer=None, color=color)
+@dataclass
+class Viewer:
+    """Frames of a replay as ``seat`` (None: a spectator) may see them."""
+
+    adapter: GameAdapter
+    record: dict[str, Any]
+    frames: list[Any]
+    seat: int | None
+    color: bool
+
+    @property
+    def unit(self) -> str:
+        """What one step of the game is called: a turn of simultaneous orders, else a ply."""
+        return "turn" if self.adapter.simultaneous else "ply"
+
+    def frame(self, k: int) -> str:
+        """A header naming the moves that led to frame ``k`` (with LLM notes), then the board."""
+        last = len(self.frames) - 1
+        head = f"--- {self.unit} {k}/{last}: "
+        if k == 0:
+            head += "start"
+        else:
+            moves = entry_moves(self.adapter, self.frames[k - 1], self.record["moves"][k - 1])
+            note = (self.record.get("llm_notes") or [None] * k)[k - 1]
+            notes = {} if note is None else entry_moves(self.adapter, self.frames[k - 1], note)
+            shown = [s for s in moves if self.seat is None or s == self.seat or not self.adapter.simultaneous]
+            head += "; ".join(f"P{s} ({self.record['seats'][s]}) played {self.adapter.describe_move(moves[s])}"
+                              + ("\n" + note_lines(notes[s]).rstrip("\n") if notes.get(s) is not None else "")
+                              for s in shown)
+        return head + "\n" + self.adapter.render(self.frames[k], viewer=self.seat, color=self.color)
 
 
-def _navigate(adapter: GameAdapter, record: dict[str, Any], frames: list[Any], stdin: IO[str],
-              con: Console) -> None:
-    ply, last = 0, len(frames) - 1
-    con.say(_frame(adapter, record, frames, ply, con.color))
+def _navigate(view: Viewer, stdin: IO[str], con: Console) -> None:
+    k, last = 0, len(view.frames) - 1
+    con.say(view.frame(k))
     while True:
-        con.prompt("[n]ext [p]rev <ply> [q]uit> ")
+        con.prompt(f"[n]ext [p]rev <{view.unit}> [q]uit> ")
         line = stdin.readline()
         answer = line.strip().lower()
         if not line or answer in ("q", "quit"):
             con.say()
             return
         if answer in ("", "n", "next"):
-            target = ply + 1
+            target = k + 1
         elif answer in ("p", "prev"):
-            target = ply - 1
+            target = k - 1
         elif answer.isdigit():
             target = int(answer)
         else:
-            con.say(f"unknown command {answer!r}: n, p, a ply number 0-{last}, or q")
+            con.say(f"unknown command {answer!r}: n, p, a {view.unit} number 0-{last}, or q")
             continue
         if not 0 <= target <= last:
-            con.say(f"ply {target} is outside 0-{last}")
+            con.say(f"{view.unit} {target} is outside 0-{last}")
             continue
-        ply = target
-        con.say(_frame(adapter, record, frames, ply, con.color))
+        k = target
+        con.say(view.frame(k))
