@@ -180,6 +180,24 @@ def test_same_seed_same_trajectory_as_the_gymnasium_env(opponent):
         np.testing.assert_array_equal(obs1, info2["final_obs"][0])
 
 
+def test_make_vec_gives_the_native_env_and_matches_gymnasiums_sync_vectorisation():
+    import gymnasium
+
+    import tabletop_rl  # noqa: F401  (registers the env)
+
+    native = gymnasium.make_vec("tabletop_rl/Splendor-v0", num_envs=3, opponent="greedy", seat=1)
+    sync = gymnasium.make_vec("tabletop_rl/Splendor-v0", num_envs=3, vectorization_mode="sync",
+                              opponent="greedy", seat=1)
+    assert isinstance(native, SplendorVectorEnv) and native.seat_option == 1
+    obs1, info1 = native.reset(seed=9)
+    obs2, info2 = sync.reset(seed=9)
+    for _ in range(25):
+        np.testing.assert_array_equal(obs1, obs2)
+        np.testing.assert_array_equal(info1["action_mask"], info2["action_mask"].astype(bool))
+        actions = info1["action_mask"].argmax(axis=1)
+        obs1, _r, _t, _u, info1 = native.step(actions)
+        obs2, _r, _t, _u, info2 = sync.step(actions)
+
 def test_dense_reward_adds_the_learners_points_over_15():
     env = SplendorVectorEnv(num_envs=16, reward="dense", seat=0)
     rng = np.random.default_rng(2)

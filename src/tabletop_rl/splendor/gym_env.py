@@ -58,13 +58,15 @@ def step_vs_random(state, action, seat, cards, nobles, mask):
 
 
 def register_envs() -> None:
-    """Register ``"tabletop_rl/Splendor-v0"`` with gymnasium (safe to call twice).
+    """Register ``"tabletop_rl/Splendor-v0"`` with gymnasium (safe to call twice); ``gym.make_vec`` of it
+    gives the native ``SplendorVectorEnv`` (its vector entry point) unless another mode is asked for.
 
     >>> register_envs(); ENV_ID in gym.registry
     True
     """
     if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point=f"{__name__}:SplendorGymEnv")
+        gym.register(id=ENV_ID, entry_point=f"{__name__}:SplendorGymEnv",
+                     vector_entry_point=f"{__package__}.vector:SplendorVectorEnv")
 
 
 def _policy_from_spec(spec: str) -> Any:
