@@ -3,6 +3,7 @@
 import json
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
@@ -11,7 +12,7 @@ from tabletop_rl.space_conquest import rules as R
 from tabletop_rl.space_conquest import space_conquest_aec_env, space_conquest_env
 from tabletop_rl.space_conquest.game import SpaceConquestGame
 from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, fog_copy, player_view
-from tabletop_rl.space_conquest.policies import plan_orders
+from tabletop_rl.space_conquest.policies import plan_orders, policy_orders
 
 
 def test_parallel_api_and_seed_tests():
@@ -88,6 +89,17 @@ def test_episode_ends_with_zero_sum_rewards_and_no_agents():
     assert infos["player_0"]["result"]["end"] == "capture"
     with pytest.raises(ValueError, match="reset"):
         env.step({})
+
+
+def test_render_shows_a_seats_fog_of_war_or_the_spectators_map():
+    seat_view = space_conquest_env(render_mode="ansi", render_viewer=1)
+    seat_view.reset(seed=3)
+    text = seat_view.render()
+    enemy_home = seat_view.game.home_letter(0)
+    assert "Turn 1/100 - player 2" in text and f"?{enemy_home}" in text and text.count("?") == 15
+    spectator = space_conquest_env(render_mode="ansi")
+    spectator.reset(seed=3)
+    assert "(spectator)" in spectator.render() and f"4{enemy_home}0" in spectator.render()
 
 
 def test_reset_from_a_saved_game():
@@ -192,3 +204,40 @@ def test_last_seen_ownership_does_not_follow_later_changes():
     assert player_view(game, 1)["stars"][star]["owner"] == "you"
     unvisited = [v for v in player_view(game, 0)["stars"] if v["owner"] == "unknown"]
     assert len(unvisited) == 14 and all(v["ru"] is None and v["ships"] is None for v in unvisited)
+
+
+# --- the masked action space with sb3-contrib's MaskablePPO --------------------------------------------
+class VersusHeuristic(gymnasium.Env):
+    """Seat 0 of the ParallelEnv against the heuristic, in the single-agent form MaskablePPO takes;
+    it counts the actions that break the mask."""
+
+    def __init__(self) -> None:
+        from tabletop_rl.agents import make_policy
+
+        self.env = space_conquest_env(max_turns=12)
+        self.observation_space = self.env.observation_space("player_0")["observation"]
+        self.action_space = self.env.action_space("player_0")
+        self.opponent = make_policy("heuristic", game="space_conquest")
+        self.outside_mask = 0
+
+    def reset(self, seed=None, options=None):
+        self.obs, _ = self.env.reset(seed=seed)
+        return self.obs["player_0"]["observation"], {}
+
+    def action_masks(self) -> np.ndarray:
+        return self.obs["player_0"]["action_mask"].astype(bool)
+
+    def step(self, action):
+        chosen = np.concatenate([[0], np.cumsum(self.action_space.nvec)[:-1]]) + action
+        self.outside_mask += int((~self.action_masks()[chosen]).sum())
+        orders = policy_orders(self.opponent, self.env.game, 1)
+        self.obs, rewards, terms, truncs, _ = self.env.step({"player_0": action, "player_1": orders})
+        return self.obs["player_0"]["observation"], rewards["player_0"], terms["player_0"], truncs["player_0"], {}
+
+
+def test_maskable_ppo_trains_on_the_action_space_and_keeps_to_the_mask():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = VersusHeuristic()
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(128)
+    assert model.num_timesteps == 128 and env.outside_mask == 0

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from tabletop_rl.space_conquest import rules as R
 from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.play import parse_move, play_main, render_map
+from tabletop_rl.space_conquest.play import parse_move, play_main, render_map, summary
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +29,25 @@ def test_map_shows_known_ru_and_unknown_stars():
     assert f"4{game.home_letter(1)}1" in render_map(game, None)
 
 
+def test_the_turn_summary_reports_stars_fleets_combats_rebellions_production_and_order_errors():
+    game = SpaceConquestGame(seed=2)
+    home = game.home(0)
+    far = max(range(R.NUM_STARS), key=lambda s: game.distance(home, s))
+    game.step({"moves": [{"from": R.LETTERS[home], "to": R.LETTERS[far], "ships": 2},
+                         {"from": "Z", "to": "A", "ships": 1}]}, None)
+    npc = [s for s in range(R.NUM_STARS) if game.star(s)["home_of"] is None]
+    R.log_event(game.log, R.EV_REBELLION, 2, 0, npc[0], 1, 3, 2, 0, 0)
+    R.log_event(game.log, R.EV_COMBAT, 2, R.NOBODY, npc[1], 5, -1, 2, 0, 4)
+    R.log_event(game.log, R.EV_COMBAT, 2, R.NOBODY, npc[2], -1, 6, 1, 1, 5)  # the enemy's fight, unseen
+    text = summary(game, 0)
+    h, x, a, b, c = R.LETTERS[home], R.LETTERS[far], *(R.LETTERS[s] for s in npc[:3])
+    assert text.startswith(f"Turn 2/100 - player 1\nYour stars: {h}(RU 4, 6 ships, home)\n")
+    assert f"Fleets in flight: 2 {h}->{x} ({game.distance(home, far) - 1} left)" in text
+    assert f"  {h} produced 4" in text and "  order error in move 2: unknown star 'Z'" in text
+    assert f"  rebellion at {a}: 3 rebels beat your 1; NPC now, 2 ships" in text
+    assert f"  combat at {b}: you 5, NPC garrison 2 -> held by you with 4" in text and f"at {c}" not in text
+
+
 @pytest.mark.parametrize("text, move", [
     ("move 3 ships from a to b", {"from": "A", "to": "B", "ships": 3}),
     ("send 5 from D to F", {"from": "D", "to": "F", "ships": 5}),
@@ -41,10 +61,11 @@ def test_natural_commands(text, move):
 def test_bad_commands_are_re_asked_with_the_reason_and_orders_play():
     game = SpaceConquestGame(seed=5)
     home, near = game.home_letter(0), game.nearest_letter(game.home_letter(0))
-    lines = ["fly to the moon", f"send many from {home} to {near}", f"send 9 from {home} to {near}",
+    lines = ["help", "fly to the moon", f"send many from {home} to {near}", f"send 9 from {home} to {near}",
              f"send 2 from {home} to {near}", f"send 3 from {home} to {near}", "orders", "done", "quit"]
     status, out = run(["--mode", "hvl", "--opponent", "heuristic", "--seed", "5"], lines)
     assert status == 0
+    assert "Commands:\n  move 3 ships from A to B" in out and "save FILE     quit" in out  # help
     assert "! unknown command 'fly to the moon'" in out
     assert "'many' is not a number of ships" in out
     assert f"{home} has 4 ships, cannot send 9" in out

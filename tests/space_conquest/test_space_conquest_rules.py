@@ -1,12 +1,18 @@
 """Rules of Space Conquest: the digest's section 13 conformance vectors, phases, orders validation,
 map generation, save/load and replay."""
 
+import json
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabletop_rl.space_conquest import rules as R
 from tabletop_rl.space_conquest.game import SpaceConquestGame
+from tabletop_rl.space_conquest.observe import player_view
 from tabletop_rl.space_conquest.orders import check_orders
+from tabletop_rl.space_conquest.policies import plan_orders
 
 GOLDEN = 0x9E3779B97F4A7C15  # splitmix64 adds this to its word on every draw
 NO_ORDERS = np.zeros((2, R.MAX_ORDERS, 3), np.int64)
@@ -176,6 +182,44 @@ def test_a_fleet_rolls_once_per_turn_of_travel_and_arrives_after_distance_turns(
     assert (arrived_turn, rolls) == (1 + d, d)
 
 
+def neighbour(game: SpaceConquestGame, s: int) -> int | None:
+    return next((t for t in range(R.NUM_STARS) if t != s and game.distance(s, t) == 1), None)
+
+
+def test_a_distance_1_fleet_arrives_next_turn_after_exactly_one_roll():
+    game = next(g for g in map(SpaceConquestGame, range(100)) if neighbour(g, g.home(0)) is not None)
+    home, near = game.home(0), neighbour(game, game.home(0))
+    before = rng_word(game.state)
+    game.step({"moves": [{"from": R.LETTERS[home], "to": R.LETTERS[near], "ships": 4}]}, None)
+    assert draws_between(before, rng_word(game.state)) == 1 and game.turn == 2
+    assert [e["kind"] for e in game.events() if e.get("player") == 0 and e["kind"] in ("arrive", "lost")] == ["arrive"]
+
+
+def word_losing(state: np.ndarray) -> int:
+    """A generator word whose next draw is below the 2 % loss chance."""
+    scratch = state.copy()
+    for word in range(100_000):
+        scratch[R.RNG] = word
+        if R.random_unit(scratch) < R.FLAT_LOSS:
+            return word
+    raise AssertionError("no word found")
+
+
+def test_a_fleet_that_rolls_a_loss_vanishes_whole_and_only_its_owner_hears_of_it():
+    game = SpaceConquestGame(seed=4)
+    home, far = game.home(0), game.home(1)
+    game.state[R.RNG] = word_losing(game.state)  # no rebellion rolls at the start: the fleet's roll comes first
+    game.step({"moves": [{"from": R.LETTERS[home], "to": R.LETTERS[far], "ships": 3}]}, None)
+    assert game.fleets() == [] and game.tally(0) == {"lost_ships": 3, "lost_fleets": 1, "rebellions": 0,
+                                                     "captures": 0}
+    lost = [e for e in game.events() if e["kind"] == "lost"]
+    assert lost == [{"kind": "lost", "turn": 2, "star": R.LETTERS[far], "player": 0, "from": R.LETTERS[home],
+                     "to": R.LETTERS[far], "ships": 3, "distance": game.distance(home, far)}]
+    assert game.total_ships(0) == 4 - 3 + 4
+    assert lost[0] in player_view(game, 0)["events"]
+    assert [e["kind"] for e in player_view(game, 1)["events"]] == ["production"]
+
+
 def test_loss_chance_models():
     assert R.loss_chance(R.FLAT, 8) == pytest.approx(0.02)
     per_turn = R.loss_chance(R.NLOGN, 4)
@@ -234,7 +278,8 @@ def test_orders_take_ships_from_the_origin_at_once():
 
 
 # --- map generation ----------------------------------------------------------------------------
-@pytest.mark.parametrize("seed", range(40))
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**64 - 1))
 def test_map_follows_the_spec_baseline(seed):
     game = SpaceConquestGame(seed=seed)
     stars = [game.star(s) for s in range(R.NUM_STARS)]
@@ -288,9 +333,6 @@ def test_turn_cap_scores_ru_then_ships_then_draw():
 
 # --- saving, loading, replay -----------------------------------------------------------------------
 def play_some(game: SpaceConquestGame, turns: int) -> None:
-    from tabletop_rl.space_conquest.observe import player_view
-    from tabletop_rl.space_conquest.policies import plan_orders
-
     for _ in range(turns):
         if game.is_over:
             return
@@ -323,9 +365,22 @@ def test_replay_of_a_finished_game_reproduces_every_turn():
     (lambda d: d["state"].__setitem__(R.star_at(0) + R.S_X, 40), "position"),
     (lambda d: d.update(max_turns=0), "max_turns"),
     (lambda d: d["state"].append("x"), "list of integers"),
+    (lambda d: d.update(max_turns=50), "max_turns or loss_model differ"),
+    (lambda d: d["history"].pop(), "orders of the 3 turns played"),
+    (lambda d: d["history"][0].append([]), "bad history entry"),
+    (lambda d: d["history"][0][0].append(["A", "B", -2]), "bad history entry"),
+    (lambda d: d["history"][0][0].append(["A", "Z", 2]), "bad history entry"),
+    (lambda d: d.update(errors="none"), "errors must be two lists"),
+    (lambda d: d["errors"][1].append({"index": "x", "message": "m"}), "errors must be two lists"),
+    (lambda d: d["log"][0].pop(), "impossible event"),
+    (lambda d: d["log"][0].__setitem__(R.E_KIND, 9), "impossible event"),
+    (lambda d: d.update(log=[[R.EV_COMBAT, 1, 0, 2, 3, -1, -1, 5, 0]]), "impossible event"),  # owner after 5
 ])
 def test_corrupt_saves_are_one_clear_error(edit, message):
-    data = SpaceConquestGame(seed=1).to_dict()
+    game = SpaceConquestGame(seed=1)
+    play_some(game, 3)
+    data = json.loads(game.to_json())
+    SpaceConquestGame.from_dict(json.loads(game.to_json()))  # the save as written loads
     edit(data)
     with pytest.raises(ValueError, match=message):
         SpaceConquestGame.from_dict(data)

@@ -34,6 +34,13 @@ def test_route_estimate_and_star_query():
     assert "unknown star" in tools.call("query_star", {"star": "Q"})["error"]
 
 
+def test_route_risk_follows_the_games_loss_model():
+    game = SpaceConquestGame(seed=2, loss_model="nlogn")
+    a, b = next((a, b) for a in range(R.NUM_STARS) for b in range(R.NUM_STARS) if game.distance(a, b) == 4)
+    route = PlayerTools(game, 0).call("estimate_route", {"from": R.LETTERS[a], "to": R.LETTERS[b]})
+    assert route["loss_risk"] == pytest.approx(0.16, abs=1e-4)  # the digest: 0.02 * 4 * log2(4)
+
+
 def test_propose_validates_and_submit_happens_once():
     game = SpaceConquestGame(seed=2)
     tools = PlayerTools(game, 0)

@@ -153,12 +153,12 @@ class raw_env(ParallelEnv):
         return observations, rewards, dict.fromkeys(AGENTS, over), dict.fromkeys(AGENTS, False), infos
 
     def render(self) -> str | None:
-        """The map for ``render_viewer`` (None: the referee's full view)."""
+        """The map and turn report of ``render_viewer`` (its fog of war), or the spectator's whole map (None)."""
         if self.render_mode is None or self.game is None:
             return None
-        from .play import render_map
+        from .play import render_text
 
-        text = render_map(self.game, self.render_viewer)
+        text = render_text(self.game, self.render_viewer)
         if self.render_mode == "human":
             print(text)
             return None

@@ -217,24 +217,18 @@ class SpaceConquestGame:
         if missing:
             raise ValueError(f"save is missing {', '.join(sorted(missing))}")
         game = cls(data["seed"], data["max_turns"], data["loss_model"])
-        game.state[:] = 0
-        game.state[:R.FLEETS] = _int_list(data["state"], "state")[:R.FLEETS]
-        rest = _int_list(data["state"], "state")[R.FLEETS:]
-        if len(rest) > R.MAX_FLEETS * R.F_SIZE:
+        row = _int_list(data["state"], "state")
+        if len(row) > R.STATE_SIZE:
             raise ValueError("save: state is too long")
-        game.state[R.FLEETS:R.FLEETS + len(rest)] = rest
+        game.state[:] = 0
+        game.state[:len(row)] = row
         check_state(game.state)
-        for turn in data["history"]:
-            try:
-                game._set_orders([[(star_index(o), star_index(d), int(n)) for o, d, n in seat] for seat in turn])
-            except (TypeError, ValueError):
-                raise ValueError(f"save: bad history entry {turn!r}") from None
-            game.record_orders()
-        game.errors = data["errors"]
-        rows = [_int_list(row, "log") for row in data["log"]]
-        game.log[0, 0] = len(rows)
-        if rows:
-            game.log[1:len(rows) + 1] = rows
+        settings = (game.max_turns, R.LOSS_MODELS.index(game.loss_model))
+        if (game.state[R.MAX_TURNS], game.state[R.LOSS_MODEL]) != settings:
+            raise ValueError("save: max_turns or loss_model differ from the state's")
+        _load_history(game, data["history"])
+        game.errors = _checked_errors(data["errors"])
+        _load_log(game, data["log"])
         return game
 
     def replay(self) -> Iterator[SpaceConquestGame]:
@@ -258,6 +252,52 @@ def _int_list(values: Any, name: str) -> list[int]:
     if len(values) > R.STATE_SIZE or (name == "state" and len(values) < R.FLEETS):
         raise ValueError(f"save: {name} has a wrong length ({len(values)})")
     return values
+
+
+def _load_history(game: SpaceConquestGame, history: Any) -> None:
+    """The orders of every turn played: two seats' lists of ``[from, to, ships]``, one turn per step."""
+    played = game.turn - 1 + (game.end_reason == "turn_cap")  # the last turn before the cap does not advance
+    if not isinstance(history, list) or len(history) != played:
+        raise ValueError(f"save: history must list the orders of the {played} turns played")
+    for turn in history:
+        try:
+            if len(turn) != R.NUM_PLAYERS or any(len(seat) > R.MAX_ORDERS for seat in turn):
+                raise ValueError
+            game._set_orders([[(star_index(o), star_index(d), _positive(n)) for o, d, n in seat] for seat in turn])
+        except (TypeError, ValueError):
+            raise ValueError(f"save: bad history entry {turn!r}") from None
+        game.record_orders()
+
+
+def _positive(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError
+    return n
+
+
+def _checked_errors(errors: Any) -> list[list[dict[str, Any]]]:
+    """Last turn's order errors per seat, each ``{"index": int or None, "message": str}``."""
+    ok = isinstance(errors, list) and len(errors) == R.NUM_PLAYERS and all(
+        isinstance(seat, list) and all(isinstance(e, dict) and set(e) == {"index", "message"}
+                                       and isinstance(e["message"], str)
+                                       and (e["index"] is None or type(e["index"]) is int) for e in seat)
+        for seat in errors)
+    if not ok:
+        raise ValueError('save: errors must be two lists of {"index", "message"}')
+    return errors
+
+
+def _load_log(game: SpaceConquestGame, log: Any) -> None:
+    """Last turn's events (rows of ``E_SIZE`` integers) into ``game.log``."""
+    if not isinstance(log, list) or len(log) >= R.MAX_EVENTS:
+        raise ValueError("save: log must be a list of events")
+    rows = [_int_list(row, "log") for row in log]
+    for row in rows:
+        if len(row) != R.E_SIZE or not _possible_event(row):
+            raise ValueError(f"save: impossible event {row}")
+    game.log[0, 0] = len(rows)
+    if rows:
+        game.log[1:len(rows) + 1] = rows
 
 
 def check_state(state: np.ndarray) -> None:
@@ -300,3 +340,16 @@ def event_dict(row: np.ndarray) -> dict[str, Any]:
     else:
         out.update(player=player, ships=a)
     return out
+
+
+def _possible_event(row: list[int]) -> bool:
+    """Whether an event-log row holds values ``event_dict`` can read (see rules.py for the columns)."""
+    kind, star, player, a, b, c, d, e = (row[k] for k in (R.E_KIND, R.E_STAR, R.E_PLAYER, R.E_A, R.E_B, R.E_C,
+                                                           R.E_D, R.E_E))
+    if not (0 <= kind < len(R.EVENT_KINDS) and 0 <= star < R.NUM_STARS and player in (R.NOBODY, 0, 1)):
+        return False
+    if kind in (R.EV_LAUNCH, R.EV_LOST, R.EV_ARRIVE):
+        return 0 <= a < R.NUM_STARS and 0 <= b < R.NUM_STARS and c > 0
+    if kind == R.EV_COMBAT:
+        return min(a, b, c) >= -1 and d in (R.NOBODY, 0, 1) and e >= 0
+    return True

@@ -235,7 +235,8 @@ def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout
     """``tabletop play space-conquest`` entry point; returns the exit status.
 
     Bad arguments, an unreadable save and an LLM server that refuses or stays unreachable are one line
-    on standard error. ``quit``, the end of input and a failed LLM all leave the game saved in ``--save``.
+    on standard error. ``quit``, the end of input, Ctrl-C and a failed LLM all leave the game saved in
+    ``--save``.
     """
     from ..agents.llm_client import LLMError
 
@@ -249,8 +250,8 @@ def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout
         return 2
     try:
         play(game, seats, term)
-    except Quit:
-        term.say(keep(game, args.save))
+    except (Quit, KeyboardInterrupt):  # Ctrl-C keeps the game too
+        term.say("\n" + keep(game, args.save))
     except LLMError as e:
         print(f"{PROG}: error: {e}; {keep(game, args.save)}", file=sys.stderr)
         return 1

@@ -49,7 +49,8 @@ TOOL_SCHEMAS = [
     _function("query_star", "What you know of one star, and its distance from each of your stars.",
               {"star": _STAR}, ("star",)),
     _function("estimate_route", "Distance (turns) between two stars and the risk of losing a fleet on the way "
-              "(whole fleet, 1 - 0.98^distance).", {"from": _STAR, "to": _STAR}, ("from", "to")),
+              "(the whole fleet; 1 - 0.98^distance under the default loss model).", {"from": _STAR, "to": _STAR},
+              ("from", "to")),
     _function("propose_orders", "Check orders without submitting them: {ok} or indexed errors.",
               {"orders": _ORDERS_SCHEMA}, ("orders",)),
     _function("submit_orders", "Submit this turn's orders (once per turn); bad moves are skipped and reported.",
@@ -119,7 +120,8 @@ class PlayerTools:
         a, b = star_index(args.get("from")), star_index(args.get("to"))
         d = self.game.distance(a, b)
         return {"from": R.LETTERS[a], "to": R.LETTERS[b], "distance": d,
-                "loss_risk": round(1 - (1 - R.FLAT_LOSS) ** d, 4), "arrival_turn": self.game.turn + d}
+                "loss_risk": round(route_risk(int(self.game.state[R.LOSS_MODEL]), d), 4),
+                "arrival_turn": self.game.turn + d}
 
     def tool_propose_orders(self, orders: Any) -> dict[str, Any]:
         return check_orders(self.game.state, self.player, orders).as_dict()
@@ -142,6 +144,12 @@ class PlayerTools:
             raise ToolError("key must be a non-empty string and note a string")
         self.memory[_table(table)][key] = {"note": note, "turn": self.game.turn}
         return {"ok": True}
+
+
+def route_risk(loss_model: int, distance: int) -> float:
+    """The chance that a fleet sent ``distance`` turns is lost on the way: each turn rolls the model's
+    per-turn chance (flat: ``route_risk(0, 3) == 1 - 0.98 ** 3``)."""
+    return 1 - (1 - R.loss_chance(loss_model, distance)) ** distance
 
 
 def _table(name: str) -> str:
