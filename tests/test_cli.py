@@ -185,6 +185,17 @@ def test_replay_steps_forward_back_and_jumps(recorded):
     assert "is outside 0-" in out.getvalue() and "unknown command 'zzz'" in out.getvalue()
 
 
+def test_replay_into_a_pipe_closed_early_stops_quietly(recorded):
+    whole = io.StringIO()
+    replay_terminal(recorded, 1, stdout=whole, interactive=False)
+    assert len(whole.getvalue()) > 65536 + 4096, "more than a pipe holds, so the reader leaves first"
+    proc = subprocess.Popen([*COMMAND, "replay", str(recorded), "--game", "1"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, bufsize=0)
+    assert os.read(proc.stdout.fileno(), 7) == b"game 1:"
+    proc.stdout.close()  # as `| head -c 7` does
+    assert proc.wait(timeout=60) == 141 and proc.stderr.read() == b""
+
+
 def test_replay_of_a_missing_game_is_a_one_line_error(recorded):
     result = tabletop("replay", str(recorded), "--game", "57")
     assert result.returncode == 2 and "has no game 57 (games 0..1)" in result.stderr

@@ -307,6 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{args.prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (tabletop replay ... | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
+        return 141
 
 
 if __name__ == "__main__":

@@ -261,8 +261,8 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     interactive = stdin.isatty() if interactive is None else interactive
     con = Console(stdout)
     con.say(f"game {record['index']}: " + ", ".join(f"P{s} {spec}" for s, spec in enumerate(record["seats"]))
-        + f"; seed {record['seed']}, {len(record['moves'])} {view.unit}s" + (f"; crashed: {record['error']}"
-                                                                            if record["error"] else "")
+        + f"; seed {record['seed']}, {len(record['moves'])} {'turns' if adapter.simultaneous else 'moves'}"
+        + (f"; crashed: {record['error']}" if record["error"] else "")
         + ("" if seat is None else f"; as P{seat} saw it"))
     if not interactive:
         for k in range(len(frames)):
@@ -291,19 +291,22 @@ class Viewer:
 
     def frame(self, k: int) -> str:
         """A header naming the moves that led to frame ``k`` (with LLM notes), then the board."""
-        last = len(self.frames) - 1
-        head = f"--- {self.unit} {k}/{last}: "
-        if k == 0:
-            head += "start"
-        else:
-            moves = entry_moves(self.adapter, self.frames[k - 1], self.record["moves"][k - 1])
-            note = (self.record.get("llm_notes") or [None] * k)[k - 1]
-            notes = {} if note is None else entry_moves(self.adapter, self.frames[k - 1], note)
-            shown = [s for s in moves if self.seat is None or s == self.seat or not self.adapter.simultaneous]
-            head += "; ".join(f"P{s} ({self.record['seats'][s]}) played {self.adapter.describe_move(moves[s])}"
-                              + ("\n" + note_lines(notes[s]).rstrip("\n") if notes.get(s) is not None else "")
-                              for s in shown)
+        head = f"--- {self.unit} {k}/{len(self.frames) - 1}: " + (self._moves(k) if k else "start")
         return head + "\n" + self.adapter.render(self.frames[k], viewer=self.seat, color=self.color)
+
+    def _moves(self, k: int) -> str:
+        """The moves of step ``k`` that the viewer may see, then any LLM's reasoning and cost under them
+        (named by seat when several seats moved at once)."""
+        moves = entry_moves(self.adapter, self.frames[k - 1], self.record["moves"][k - 1])
+        note = (self.record.get("llm_notes") or [None] * k)[k - 1]
+        notes = {} if note is None else entry_moves(self.adapter, self.frames[k - 1], note)
+        shown = [s for s in moves if self.seat is None or s == self.seat or not self.adapter.simultaneous]
+        text = "; ".join(f"P{s} ({self.record['seats'][s]}) played {self.adapter.describe_move(moves[s])}"
+                         for s in shown)
+        for s in shown:
+            if notes.get(s) is not None:
+                text += (f"\n  P{s}:" if self.adapter.simultaneous else "") + "\n" + note_lines(notes[s]).rstrip("\n")
+        return text
 
 
 def _navigate(view: Viewer, stdin: IO[str], con: Console) -> None:
