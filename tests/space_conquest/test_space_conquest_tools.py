@@ -41,6 +41,19 @@ def test_route_risk_follows_the_games_loss_model():
     assert route["loss_risk"] == pytest.approx(0.16, abs=1e-4)  # the digest: 0.02 * 4 * log2(4)
 
 
+@pytest.mark.parametrize("model", ["flat", "nlogn"])
+def test_the_view_and_the_system_prompt_state_the_games_loss_model(model):
+    from tabletop_rl.space_conquest.llm_player import system_prompt
+    from tabletop_rl.space_conquest.observe import player_view
+
+    rules = player_view(SpaceConquestGame(seed=2, loss_model=model), 0)["rules"]
+    flat = model == "flat"
+    assert rules["loss_model"] == model and rules["loss_per_turn"] == (0.02 if flat else None)
+    assert len(rules["route_loss"]) == 11
+    assert rules["route_loss"][3] == pytest.approx(1 - 0.98 ** 4 if flat else 0.16, abs=1e-4)
+    assert ("2% chance each turn" in system_prompt(model)) == flat
+
+
 def test_propose_validates_and_submit_happens_once():
     game = SpaceConquestGame(seed=2)
     tools = PlayerTools(game, 0)

@@ -45,18 +45,27 @@ from .tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
 
 FALLBACKS = ("heuristic", "pass")
 MODE = "tools"  # the record's ``mode``: replies come as function calls, not as a response format
-SYSTEM_PROMPT = f"""You command one of two empires in Space Conquest, a game of simultaneous orders and fog of war.
-The map is a 12x10 grid of 16 stars named A-P; travel takes one turn per parsec (Chebyshev distance), and a
-fleet in flight is lost whole with a 2% chance each turn. Each star you own produces its RU in ships every turn;
+LOSS_RULES = {
+    "flat": "a fleet in flight is lost whole with a 2% chance each turn",
+    "nlogn": "a fleet in flight may be lost whole, the more likely the longer its journey (estimate_route tells)",
+}
+SYSTEM_PROMPT = """You command one of two empires in Space Conquest, a game of simultaneous orders and fog of war.
+The map is a 12x10 grid of 16 stars named A-P; travel takes one turn per parsec (Chebyshev distance), and
+{loss}. Each star you own produces its RU in ships every turn;
 a garrison smaller than its star's RU may rebel. In a fight the larger force wins and loses half the smaller
-force (rounded up). You win by taking the enemy's home star (RU {R.HOME_RU}); after the last turn, the most RU wins.
+force (rounded up). You win by taking the enemy's home star (RU {home_ru}); after the last turn, the most RU wins.
 You see your own stars and fleets live, and other stars only as they were when you last saw them.
 
 Play one turn at a time with the tools: look (get_observation, get_ascii_map, query_star, estimate_route),
-check orders with propose_orders, keep notes across turns in your memory ({", ".join(MEMORY_TABLES)}), and end
+check orders with propose_orders, keep notes across turns in your memory ({tables}), and end
 the turn by calling submit_orders with {{"moves": [{{"from": "A", "to": "F", "ships": 3}}, ...]}} (an empty list
 passes). Orders with any error are refused: fix them and submit again. Your tool calls per turn are limited."""
 NUDGE = "Call a tool; end the turn with submit_orders."
+
+
+def system_prompt(loss_model: str) -> str:
+    """The rules summary for a game played under ``loss_model`` ("flat" or "nlogn")."""
+    return SYSTEM_PROMPT.format(loss=LOSS_RULES[loss_model], home_ru=R.HOME_RU, tables=", ".join(MEMORY_TABLES))
 
 
 @dataclass
@@ -131,7 +140,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         """Run the model's tool calls until an accepted submission (its orders) or the limits (``None``)."""
         game = tools.game
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": system_prompt(game.loss_model)},
             {"role": "user", "content": f"Turn {game.turn} of {game.max_turns}. You are player {tools.player + 1}; "
                                         f"your home star is {game.home_letter(tools.player)}. You have "
                                         f"{tools.max_calls} tool calls this turn."}]

@@ -232,7 +232,16 @@ def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
             "stars": [star_view(game, player, s) for s in range(R.NUM_STARS)],
             "fleets": own_fleets(game, player), "events": visible_events(game, player),
             "errors": game.errors[player], "hyperspace": game.tally(player),
-            "rules": {"loss_model": game.loss_model, "loss_per_turn": R.FLAT_LOSS, "home_production": R.HOME_RU}}
+            "rules": rules_summary(game)}
+
+
+def rules_summary(game: SpaceConquestGame) -> dict[str, Any]:
+    """The constants a player plans with; ``route_loss[d - 1]`` is the chance of losing a fleet sent ``d`` turns
+    under the game's loss model (the flat model's per-turn 2 % is also ``loss_per_turn``; ``None`` otherwise)."""
+    model = R.LOSS_MODELS.index(game.loss_model)
+    return {"loss_model": game.loss_model, "loss_per_turn": R.FLAT_LOSS if model == R.FLAT else None,
+            "route_loss": [round(R.route_risk(model, d), 4) for d in range(1, max(R.WIDTH, R.HEIGHT))],
+            "home_production": R.HOME_RU}
 
 
 def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:

@@ -120,7 +120,7 @@ class PlayerTools:
         a, b = star_index(args.get("from")), star_index(args.get("to"))
         d = self.game.distance(a, b)
         return {"from": R.LETTERS[a], "to": R.LETTERS[b], "distance": d,
-                "loss_risk": round(route_risk(int(self.game.state[R.LOSS_MODEL]), d), 4),
+                "loss_risk": round(R.route_risk(int(self.game.state[R.LOSS_MODEL]), d), 4),
                 "arrival_turn": self.game.turn + d}
 
     def tool_propose_orders(self, orders: Any) -> dict[str, Any]:
@@ -144,12 +144,6 @@ class PlayerTools:
             raise ToolError("key must be a non-empty string and note a string")
         self.memory[_table(table)][key] = {"note": note, "turn": self.game.turn}
         return {"ok": True}
-
-
-def route_risk(loss_model: int, distance: int) -> float:
-    """The chance that a fleet sent ``distance`` turns is lost on the way: each turn rolls the model's
-    per-turn chance (flat: ``route_risk(0, 3) == 1 - 0.98 ** 3``)."""
-    return 1 - (1 - R.loss_chance(loss_model, distance)) ** distance
 
 
 def _table(name: str) -> str:
