@@ -90,9 +90,21 @@ def test_move_names_round_trip_and_bad_ones_are_named() -> None:
     adapter = get_adapter("klaverjas")
     names = [adapter.move_name(a) for a in range(R.NUM_ACTIONS)]
     assert [adapter.move_id(n) for n in names] == list(range(R.NUM_ACTIONS))
-    assert names[32:] == ["trump:C", "trump:D", "trump:H", "trump:S", "pass", "accept"]
+    assert names[32:] == ["trump:C", "trump:D", "trump:H", "trump:S", "pass", "accept", "kraak", "rekraak"]
     with pytest.raises(ValueError, match="unknown klaverjas move 'XY'"):
         adapter.move_id("XY")
+
+
+def test_match_options_reach_the_games_and_bad_ones_are_named() -> None:
+    from tabletop_rl.arena.games import KlaverjasAdapter
+
+    adapter = KlaverjasAdapter(kraken=True, target=600, rules="amsterdam")
+    game = adapter.new_game(seed=4, num_players=2)
+    assert (int(game[R.KRAKEN]), int(game[R.TARGET]), int(game[R.RULES])) == (1, 600, R.AMSTERDAM)
+    adapter.step(game, "trump:S")
+    assert [adapter.move_name(int(a)) for a in np.flatnonzero(adapter.legal_mask(game))] == ["pass", "kraak"]
+    with pytest.raises(ValueError, match="quartet_values"):
+        KlaverjasAdapter(quartet_values="plenty")
 
 
 def test_an_illegal_move_is_refused_and_leaves_the_game() -> None:

@@ -9,12 +9,15 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas.env import OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
+from tabletop_rl.klaverjas.env import OBS_PARTS, OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
 
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("options", [{}, {"rules": "amsterdam", "deals": 2, "trump_selection": "free_with_pass"},
-                                     {"trump_selection": "proposed_suit", "all_pass": "redeal"}])
+                                     {"trump_selection": "proposed_suit", "all_pass": "redeal"},
+                                     {"kraken": True, "target": 400, "stuk_mode": "declared_from_hand",
+                                      "quartet_values": "low_100", "rules": "amsterdam",
+                                      "amsterdam_undertrump_vs_opponent": "forced"}])
 def test_api_and_seed_tests(options):
     api_test(klaverjas_env(**options), num_cycles=200)
     seed_test(partial(klaverjas_env, **options), num_cycles=100)
@@ -66,8 +69,26 @@ def test_illegal_action_raises_and_leaves_the_env_unchanged():
     assert np.array_equal(before, env.state_row)
 
 
+def test_kraken_decisions_reach_the_observation_and_the_rendering():
+    env = raw_env(render_mode="ansi", kraken=True, target=1500)
+    env.reset(seed=3)
+    env.step(R.NAME_TRUMP + 1)  # player_0 makes diamonds; player_1 may double
+    obs = env.observe("player_1")
+    assert env.agent_selection == "player_1" and np.flatnonzero(obs["action_mask"]).tolist() == [R.PASS, R.KRAAK]
+    env.step(R.KRAAK)
+    assert np.flatnonzero(env.observe("player_0")["action_mask"]).tolist() == [R.PASS, R.REKRAAK]
+    o = env.observe("player_2")["observation"]
+    start = sum(size for name, size in OBS_PARTS[:[n for n, _ in OBS_PARTS].index("multiplier")])
+    assert o[start:start + 3].tolist() == [0.0, 1.0, 0.0]
+    assert "kraak x2" in env.render() and "deal 1 (to 1500)" in env.render()
+    env.step(R.REKRAAK)
+    assert env.state_row[R.PHASE] == R.PLAYING and "rekraak x4" in env.render()
+
+
 def test_bad_options_are_named():
     with pytest.raises(ValueError, match="rules"):
         klaverjas_env(rules="frisian")
+    with pytest.raises(ValueError, match="stuk_mode"):
+        klaverjas_env(stuk_mode="shouted")
     with pytest.raises(ValueError, match="reward"):
         raw_env(reward="money")

@@ -11,22 +11,6 @@ from tabletop_rl.klaverjas.determinize import determinize, excluded_by_play, hid
 from tabletop_rl.klaverjas.solver import card_values_of
 
 
-def minimax(state: np.ndarray) -> int:
-    """Plain exhaustive minimax through the rules core: team 0 minus team 1 card points + roem from here."""
-    if int(state[R.PHASE]) == R.OVER:
-        return 0
-    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
-    R.legal_mask(state, mask)
-    values = []
-    for card in np.flatnonzero(mask):
-        child = state.copy()
-        before = [int(child[R.CARD_POINTS + t] + child[R.ROEM + t]) for t in range(2)]
-        R.apply_action(child, int(card))
-        gain = [int(child[R.CARD_POINTS + t] + child[R.ROEM + t]) - before[t] for t in range(2)]
-        values.append(gain[0] - gain[1] + minimax(child))
-    return max(values) if int(state[R.CURRENT]) % 2 == 0 else min(values)
-
-
 def endgame(seed: int, rules: str, tricks_left: int) -> np.ndarray:
     state = R.new_state(seed=seed, rules=rules)
     R.apply_action(state, R.NAME_TRUMP + seed % 4)
@@ -39,23 +23,10 @@ def endgame(seed: int, rules: str, tricks_left: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("rules", R.RULE_SETS)
-@pytest.mark.parametrize("seed", range(6))
-def test_solver_agrees_with_plain_minimax(seed, rules):
-    state = endgame(seed, rules, tricks_left=3)
-    sign = 1 if int(state[R.CURRENT]) % 2 == 0 else -1
-    for card, value in card_values_of(state).items():
-        child = state.copy()
-        before = [int(child[R.CARD_POINTS + t] + child[R.ROEM + t]) for t in range(2)]
-        R.apply_action(child, card)
-        gain = [int(child[R.CARD_POINTS + t] + child[R.ROEM + t]) - before[t] for t in range(2)]
-        assert value == sign * (gain[0] - gain[1] + minimax(child)), R.card_name(card)
-
-
-@pytest.mark.parametrize("rules", R.RULE_SETS)
 def test_determinised_hands_respect_counts_and_every_inference(rules):
     """Sampled deals keep the seat's own hand, give each seat its number of cards, and would have made
     every card each seat played legal (so no revealed void or trump limit is broken)."""
-    amsterdam = rules == "amsterdam"
+    regime = R.FOLLOW_AMSTERDAM if rules == "amsterdam" else R.FOLLOW_ROTTERDAM
     rng = np.random.default_rng(3)
     for seed in range(12):
         state = endgame(seed, rules, tricks_left=4)
@@ -74,10 +45,23 @@ def test_determinised_hands_respect_counts_and_every_inference(rules):
                 assert int(true_hands[s]) & ~allowed[s] == 0
     # partner's AC holds the trick and the third player discards: only Rotterdam proves "no trump"
     partner_holds = [R.card_id("AC"), R.card_id("7C")]
-    assert excluded_by_play(partner_holds, R.card_id("7S"), 2, amsterdam) & (1 << R.card_id("JH")) == \
-        (0 if amsterdam else 1 << R.card_id("JH"))
+    assert excluded_by_play(partner_holds, R.card_id("7S"), 2, regime) & (1 << R.card_id("JH")) == \
+        (0 if regime == R.FOLLOW_AMSTERDAM else 1 << R.card_id("JH"))
     # second to play, an opponent holds the trick: a discard proves "no trump" under both rule sets
-    assert excluded_by_play(partner_holds[:1], R.card_id("7S"), 2, amsterdam) & (1 << R.card_id("JH"))
+    assert excluded_by_play(partner_holds[:1], R.card_id("7S"), 2, regime) & (1 << R.card_id("JH"))
+
+
+def test_forced_undertrumping_changes_what_a_discard_proves():
+    """Amsterdam, an opponent's 9H (trump) holds the trick: a discard proves "no higher trump" under the
+    default rule, "no trump at all" when undertrumping is forced; an undertrump proves "only trumps" by
+    default, only "no higher trump" when forced."""
+    before = [R.card_id("KC"), R.card_id("9H")]
+    trumps, higher = R.hand_of(range(16, 24)), R.hand_of([R.card_id("JH")])
+    clubs, plain = R.hand_of(range(0, 8)), R.ALL_CARDS & ~R.hand_of(range(16, 24))
+    assert excluded_by_play(before, R.card_id("10D"), 2, R.FOLLOW_AMSTERDAM) == clubs | higher
+    assert excluded_by_play(before, R.card_id("10D"), 2, R.FOLLOW_AMSTERDAM_FORCED) == clubs | trumps
+    assert excluded_by_play(before, R.card_id("7H"), 2, R.FOLLOW_AMSTERDAM) == clubs | higher | plain
+    assert excluded_by_play(before, R.card_id("7H"), 2, R.FOLLOW_AMSTERDAM_FORCED) == clubs | higher
 
 
 def test_determinisation_depends_only_on_what_the_seat_sees():
@@ -151,3 +135,74 @@ def test_search_plays_the_best_mean_over_its_determinised_deals():
             totals[card] = totals.get(card, 0.0) + value
     assert set(totals) == set(np.flatnonzero(mask).tolist())
     assert totals[action] == max(totals.values())
+
+
+def doubling_position(defender_hand: list[str], maker_hand: list[str] | None = None) -> np.ndarray:
+    """Seat 0 made hearts under kraken; seat 1 (a defender) holds ``defender_hand`` and is to decide.
+    With ``maker_hand``, seat 1 has doubled and seat 0 (holding it) decides whether to redouble."""
+    rest = [c for c in range(32) if R.card_name(c) not in defender_hand + (maker_hand or [])]
+    hands = {1: [R.card_id(c) for c in defender_hand]}
+    hands[0] = [R.card_id(c) for c in maker_hand] if maker_hand else rest[:8]
+    rest = [c for c in rest if c not in hands[0]]
+    hands[2], hands[3] = rest[:8], rest[8:16]
+    state = R.new_state(seed=1, kraken=True)
+    state[R.HAND:R.HAND + 4] = [R.hand_of(hands[s]) for s in range(4)]
+    R.apply_action(state, R.NAME_TRUMP + 2)
+    if maker_hand:
+        R.apply_action(state, R.KRAAK)
+    return state
+
+
+@pytest.mark.parametrize("hand, expected", [
+    (["JH", "9H", "7H", "AC", "KC", "8D", "9D", "7S"], R.KRAAK),    # J 9 and a third trump: 34 + 30
+    (["7H", "AC", "KC", "QC", "8D", "9D", "7S", "8S"], R.PASS)])   # one low trump
+def test_heuristic_kraak_rule(hand, expected):
+    state = doubling_position(hand)
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    R.legal_mask(state, mask)
+    policy = make_policy("heuristic", game="klaverjas")
+    assert policy.act(None, mask, {"state": state, "player": 1}) == expected
+
+
+def test_heuristic_rekraak_rule():
+    strong = ["JH", "9H", "AH", "10H", "KH", "AC", "AD", "AS"]
+    weak = ["7H", "8H", "AC", "KC", "QC", "9D", "7S", "8S"]
+    policy = make_policy("heuristic", game="klaverjas")
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    for hand, expected in ((strong, R.REKRAAK), (weak, R.PASS)):
+        state = doubling_position(["QH", "8C", "9C", "10C", "7D", "10D", "JD", "QD"], maker_hand=hand)
+        R.legal_mask(state, mask)
+        assert policy.act(None, mask, {"state": state, "player": 0}) == expected
+
+
+def test_search_doubles_from_its_estimate_of_the_makers_margin():
+    """The defender's decision follows the sign of the mean solved margin over its own samples, and the
+    search sees only the defender's hand (the other hands blanked give the same decision)."""
+    from tabletop_rl.klaverjas.policies import SearchPolicy
+
+    state = doubling_position(["JH", "9H", "AH", "10H", "AC", "AD", "AS", "10S"])
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    R.legal_mask(state, mask)
+    view = state.copy()
+    view[R.HAND] = view[R.HAND + 2] = view[R.HAND + 3] = 0
+    margin = SearchPolicy(samples=3, seed=4).makers_margin(view, 1)
+    assert margin < 0  # the defender holds the four best trumps and three aces: the makers go nat
+    action = SearchPolicy(samples=3, seed=4).act(None, mask, {"state": view, "player": 1})
+    assert action == R.KRAAK
+
+
+@pytest.mark.parametrize("spec", ["heuristic", "model", "search:samples=1"])
+def test_policies_play_kraken_deals(spec):
+    policies = [make_policy(spec, game="klaverjas", seed=i) for i in range(4)]
+    state = R.new_state(seed=9, kraken=True, rules="amsterdam")
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    rng = np.random.default_rng(0)
+    while int(state[R.PHASE]) != R.OVER:
+        R.legal_mask(state, mask)
+        seat = int(state[R.CURRENT])
+        early = int(state[R.PHASE]) == R.PLAYING and int(state[R.TRICK_NO]) < 3 and spec.startswith("search")
+        action = (int(rng.choice(np.flatnonzero(mask))) if early
+                  else policies[seat].act(None, mask, {"state": state, "player": seat}))
+        assert mask[action]
+        R.apply_action(state, action)
+    assert int(state[R.MULTIPLIER]) in (1, 2, 4)

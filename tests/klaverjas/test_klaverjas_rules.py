@@ -89,7 +89,7 @@ def test_trick_examples_functions(example):
     suit = R.suit_id(trump)
     assert R.winning_position(cards, 4, suit) == trick.index(winning_card)
     assert R.trick_points(cards, suit) == points
-    assert R.trick_roem(cards, suit) == roem
+    assert R.trick_roem(cards, suit, np.array(R.QUARTET_PRESETS["standard"]), True) == roem
 
 
 # --- §8.3 deal results: (cards makers, roem makers, cards defenders, roem defenders, tricks makers,
@@ -272,8 +272,8 @@ def test_random_legal_play_completes_a_deal_and_accounts_every_point(seed, rules
 
 def test_batch_api_matches_single_matches():
     seeds = np.arange(40, dtype=np.int64) * 7919
-    states = R.new_states(len(seeds))
-    R.reset_batch(states, seeds, 2, R.AMSTERDAM, R.FREE_WITH_PASS, R.ALL_PASS_FORCED, R.LEAD_FOREHAND, 1)
+    states = R.new_states(len(seeds), deals=2, rules="amsterdam", trump_selection="free_with_pass")
+    R.reset_batch(states, seeds)
     steps = np.zeros(len(seeds), np.int64)
     R.play_random_batch(states, steps)
     for i, seed in enumerate(seeds):

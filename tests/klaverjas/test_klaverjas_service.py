@@ -14,6 +14,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
+from tabletop_rl.klaverjas import rules as R  # noqa: E402
 from tabletop_rl.klaverjas.service import ServiceConfig, create_app  # noqa: E402
 
 EXAMPLE = {"hand": ["JH", "9H", "AC", "10C", "KS", "7D", "8D"],
@@ -136,6 +137,40 @@ def test_a_position_without_a_legal_card_is_422(client, changes, words):
     reply = client.post("/v1/best-card", json=request(**changes))
     assert reply.status_code == 422, reply.text
     assert words in reply.json()["detail"]
+
+
+def test_forced_undertrumping_changes_the_legal_cards(client):
+    """Digest §8.1 example 3 at the first trick: N (partner) led KC, E trumped with 9H; S holds only lower
+    trumps and two diamonds."""
+    trumps = ["AH", "10H", "KH", "QH", "8H", "7H"]
+    body = request(hand=trumps + ["10D", "9D"], playerPosition=2, partnerPosition=0, leaderPosition=0,
+                   table=[{"player": 0, "card": "KC"}, {"player": 1, "card": "9H"}], history=[], rules="amsterdam")
+    assert set(client.post("/v1/best-card", json=body).json()["legalCards"]) == {"10D", "9D"}
+    body["amsterdamUndertrump"] = "forced"
+    assert set(client.post("/v1/best-card", json=body).json()["legalCards"]) == set(trumps)
+    body["rules"] = "rotterdam"
+    reply = client.post("/v1/best-card", json=body)
+    assert reply.status_code == 400 and reply.json()["detail"].startswith("amsterdamUndertrump")
+
+
+@pytest.mark.parametrize("field", ["stukMode", "quartetValues", "amsterdamUndertrump"])
+def test_unknown_knob_values_are_400(client, field):
+    reply = client.post("/v1/best-card", json=request(**{field: "sometimes"}))
+    assert reply.status_code == 400 and reply.json()["detail"].startswith(field)
+
+
+def test_history_roem_follows_the_stuk_and_quartet_knobs():
+    """N played QH and later KH (trump H) in different tricks, then a trick of four 8s; N won all three."""
+    from tabletop_rl.klaverjas.service import _schemas, position_from_request
+
+    BestCardRequest = _schemas()[0]
+    history = [{"leader": 0, "plays": ["QH", "7C", "9C", "JC"]}, {"leader": 0, "plays": ["KH", "10C", "AC", "QC"]},
+               {"leader": 0, "plays": ["8H", "8D", "8S", "8C"]}]
+    base = {"hand": ["JH", "AH", "7D", "9D", "10D"], "history": history, "trump": "H", "playerPosition": 0}
+    same = position_from_request(BestCardRequest(**base))
+    declared = position_from_request(BestCardRequest(**base, stukMode="declared_from_hand", quartetValues="low_100"))
+    assert same[R.ROEM:R.ROEM + 2].tolist() == [0, 0]  # no trick holds K and Q; four 8s score 0
+    assert declared[R.ROEM:R.ROEM + 2].tolist() == [R.STUK_ROEM + 100, 0]
 
 
 def test_model_required_without_fallback_is_503(client):

@@ -226,12 +226,15 @@ class KlaverjasAdapter(TurnBased):
     player_counts = (2,)
     default_max_plies = None  # every deal ends after 8 tricks
 
-    def __init__(self, deals: int = 1) -> None:
-        self.deals = deals
+    def __init__(self, deals: int = 1, **options: Any) -> None:
+        """``options``: further match options of ``klaverjas.rules.options_row`` (rules, kraken, target, ...)."""
+        from ..klaverjas.rules import options_row
+        self.deals, self.options = deals, options
+        options_row(deals=deals, **options)  # checks them
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> np.ndarray:
         from ..klaverjas.rules import new_state
-        return new_state(seed=seed, deals=self.deals)
+        return new_state(seed=seed, deals=self.deals, **self.options)
 
     def current_player(self, game: np.ndarray) -> int:
         from ..klaverjas import rules as R
@@ -288,12 +291,12 @@ class KlaverjasAdapter(TurnBased):
             return R.card_name(action)
         if action < R.PASS:
             return f"trump:{R.SUITS[action - R.NAME_TRUMP]}"
-        return "pass" if action == R.PASS else "accept"
+        return {R.PASS: "pass", R.ACCEPT: "accept", R.KRAAK: "kraak", R.REKRAAK: "rekraak"}[action]
 
     def move_id(self, name: str) -> int:
         from ..klaverjas import rules as R
         text = name.strip()
-        words = {"pass": R.PASS, "accept": R.ACCEPT}
+        words = {"pass": R.PASS, "accept": R.ACCEPT, "kraak": R.KRAAK, "rekraak": R.REKRAAK}
         if text.lower() in words:
             return words[text.lower()]
         if text.lower().startswith("trump:"):
@@ -302,7 +305,7 @@ class KlaverjasAdapter(TurnBased):
             return R.card_id(text)
         except ValueError:
             raise ValueError(f"unknown klaverjas move {name!r}; moves are cards (10H, JS), trump:C|D|H|S, "
-                             "pass, accept") from None
+                             "pass, accept, kraak, rekraak") from None
 
     def explain_illegal(self, game: np.ndarray, action: int) -> str:
         legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask(game))]
@@ -342,6 +345,7 @@ class KlaverjasAdapter(TurnBased):
 KLAVERJAS_MOVE_HELP = """\
 Move names: a card as rank+suit (7 8 9 10 J Q K A, suits C D H S): 10H, JS, AC.
 Trump choice: trump:C / trump:D / trump:H / trump:S, pass, accept (the proposed suit).
+Kraken (when on): kraak (a defender doubles the deal), rekraak (a maker redoubles), pass.
 Seats N E S W are 0 1 2 3; N-S (0+2) is team 0, E-W (1+3) team 1."""
 
 

@@ -21,10 +21,11 @@ from . import rules as R
 TRIES = 200
 
 
-def excluded_by_play(before: list[int], card: int, trump: int, amsterdam: bool) -> int:
-    """Cards a player cannot still hold after playing ``card`` onto ``before`` (the trick so far).
+def excluded_by_play(before: list[int], card: int, trump: int, regime: int) -> int:
+    """Cards a player cannot still hold after playing ``card`` onto ``before`` (the trick so far) under the
+    follow ``regime`` (``rules.FOLLOW_*``).
 
-    >>> excluded_by_play([R.card_id("AC")], R.card_id("7S"), trump=2, amsterdam=False) == \\
+    >>> excluded_by_play([R.card_id("AC")], R.card_id("7S"), trump=2, regime=R.FOLLOW_ROTTERDAM) == \\
     ...     R.hand_of([*range(0, 8), *range(16, 24)])      # void in clubs, and no trump (Rotterdam)
     True
     """
@@ -42,15 +43,16 @@ def excluded_by_play(before: list[int], card: int, trump: int, amsterdam: bool) 
         return excluded | (higher if undertrump else 0)
     if card >> 3 == led:
         return excluded
-    if not amsterdam:  # void in a plain suit: must trump, and overtrump when able
+    if regime == R.FOLLOW_ROTTERDAM:  # void in a plain suit: must trump, and overtrump when able
         return excluded | (higher if undertrump else 0) | (0 if played_trump else trumps)
-    if undertrump:  # only allowed when holding nothing but lower trumps
-        return excluded | higher | (R.ALL_CARDS & ~trumps)
-    if played_trump:
-        return excluded
     cards = np.array(before + [0] * (4 - n), np.int64)
-    if n >= 2 and R.winning_position(cards, n, trump) == n - 2:
-        return excluded  # partner winning: free to discard
+    partner_winning = n >= 2 and R.winning_position(cards, n, trump) == n - 2
+    if undertrump and (partner_winning or regime == R.FOLLOW_AMSTERDAM):
+        return excluded | higher | (R.ALL_CARDS & ~trumps)  # allowed only when holding nothing but lower trumps
+    if played_trump or partner_winning:  # free, or trumped: only a forced undertrump shows no higher trump
+        return excluded | (higher if undertrump else 0)
+    if regime == R.FOLLOW_AMSTERDAM_FORCED:  # a discard against an opponent: no trump at all
+        return excluded | trumps
     return excluded | (higher if best else trumps)
 
 
@@ -63,7 +65,7 @@ def hidden_constraints(state: np.ndarray, seat: int) -> tuple[list[int], list[in
     [0, 8, 8, 8]
     """
     unknown = R.ALL_CARDS & ~int(state[R.HAND + seat])
-    trump, amsterdam = int(state[R.TRUMP]), int(state[R.RULES]) == R.AMSTERDAM
+    trump, regime = int(state[R.TRUMP]), int(R.follow_regime(state))
     counts = [8] * 4
     allowed = [0] * 4
     excluded = [0] * 4
@@ -75,7 +77,7 @@ def hidden_constraints(state: np.ndarray, seat: int) -> tuple[list[int], list[in
             unknown &= ~(1 << card)
             counts[player] -= 1
             if trump >= 0:
-                excluded[player] |= excluded_by_play(cards[:k], card, trump, amsterdam)
+                excluded[player] |= excluded_by_play(cards[:k], card, trump, regime)
     for s in range(4):
         allowed[s] = 0 if s == seat else unknown & ~excluded[s]
     counts[seat] = 0

@@ -1,17 +1,18 @@
 """PettingZoo AEC environment for Klaverjas: ``klaverjas_env()`` (wrapped) and ``raw_env`` (raises).
 
 Agents ``player_0 .. player_3`` sit N E S W; ``player_0``/``player_2`` are one team. An episode is a
-match of ``deals`` deals (bidding, then 8 tricks each). Each observation is
-``{"observation": float32[OBS_SIZE], "action_mask": int8[38]}`` from the observer's seat, with the
-other seats numbered relative to it (1 = left, 2 = partner, 3 = right); the layout is ``OBS_PARTS``.
-Actions 0..31 play a card (``rules.card_name``), 32..35 name trump C D H S, 36 passes, 37 accepts
-the proposed suit. Only the seat to act has a non-zero mask.
+match of ``deals`` deals or to a ``target`` score (bidding, with kraken the doubling, then 8 tricks
+each). Each observation is ``{"observation": float32[OBS_SIZE], "action_mask": int8[40]}`` from the
+observer's seat, with the other seats numbered relative to it (1 = left, 2 = partner, 3 = right); the
+layout is ``OBS_PARTS``. Actions 0..31 play a card (``rules.card_name``), 32..35 name trump C D H S,
+36 passes (no trump, not this suit, no (re)double), 37 accepts the proposed suit, 38 kraak (a defender
+doubles), 39 rekraak (a maker redoubles). Only the seat to act has a non-zero mask.
 
 >>> env = klaverjas_env()
 >>> env.reset(seed=1)
 >>> obs, reward, terminated, truncated, info = env.last()
 >>> obs["observation"].shape, int(obs["action_mask"].sum()), env.agent_selection
-((320,), 4, 'player_0')
+((338,), 4, 'player_0')
 """
 
 from __future__ import annotations
@@ -38,12 +39,16 @@ OBS_PARTS = (
     ("proposed", 4),              # proposed suit (proposed_suit scheme)
     ("maker", 4),                 # relative seat of the maker
     ("leader", 4),                # relative seat that led the trick in progress
-    ("phase", 3),                 # bidding, playing, over
+    ("phase", 4),                 # bidding, playing, over, doubling
     ("forehand", 4),              # relative seat of forehand
     ("deal_points", 4),           # our card points /162, theirs, our roem /200, theirs
-    ("match", 3),                 # our match score /1000, theirs, fraction of deals left
+    ("match", 3),                 # our match score /1000, theirs, fraction of the match left (deals or target)
     ("amsterdam", 1),             # 1 under Amsterdam follow rules
     ("passes", 1),                # passes in the current bidding round / 4
+    ("multiplier", 3),            # kraken: deal x1, x2 (kraak), x4 (rekraak)
+    ("declared_stuk", 2),         # a stuk declared from hand this deal: by us, by them
+    ("knobs", 4),                 # kraken on, target match, stuk declared from hand, forced undertrumping
+    ("quartets", 8),              # quartet roem by rank (7 8 9 10 J Q K A) / 200
 )
 OBS_SIZE = sum(size for _, size in OBS_PARTS)
 _OFFSETS = dict(zip((name for name, _ in OBS_PARTS), np.cumsum([0] + [size for _, size in OBS_PARTS])))
@@ -83,23 +88,43 @@ def observe(state: np.ndarray, seat: int) -> np.ndarray:
     obs[o:o + 4] = [state[R.CARD_POINTS + us] / 162, state[R.CARD_POINTS + them] / 162,
                     state[R.ROEM + us] / 200, state[R.ROEM + them] / 200]
     o = _OFFSETS["match"]
-    deals = int(state[R.NUM_DEALS])
-    obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000,
-                    (deals - int(state[R.DEAL_NO])) / deals]
+    obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000, match_left(state)]
     obs[_OFFSETS["amsterdam"]] = float(state[R.RULES] == R.AMSTERDAM)
     obs[_OFFSETS["passes"]] = min(int(state[R.PASSES]), 4) / 4
+    _one_hot(obs, "multiplier", {1: 0, 2: 1, 4: 2}.get(int(state[R.MULTIPLIER]), -1))
+    declared = int(state[R.DECLARED_STUK])
+    _one_hot(obs, "declared_stuk", -1 if declared < 0 else int(declared != us))
+    o = _OFFSETS["knobs"]
+    obs[o:o + 4] = [state[R.KRAKEN] != 0, state[R.TARGET] > 0, state[R.STUK_MODE] == R.STUK_DECLARED,
+                    state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED]
+    o = _OFFSETS["quartets"]
+    obs[o:o + 8] = state[R.QUARTETS:R.QUARTETS + 8] / 200
     return obs
+
+
+def match_left(state: np.ndarray) -> float:
+    """The fraction of the match still to play: deals left / deals, or for a target match the leading
+    team's distance to the target / target.
+
+    >>> match_left(R.new_state(deals=4)), match_left(R.new_state(target=1500))
+    (1.0, 1.0)
+    """
+    target = int(state[R.TARGET])
+    if target:
+        return max(0, target - int(state[R.MATCH_SCORE:R.MATCH_SCORE + 2].max())) / target
+    deals = int(state[R.NUM_DEALS])
+    return (deals - int(state[R.DEAL_NO])) / deals
 
 
 def end_rewards(state: np.ndarray, mode: str = "win") -> list[float]:
     """Per seat, zero-sum: ``win``: +1 for the team with the higher match score, -1 for the other, 0 on a
-    tie; ``points``: (own - other match score) / (162 x deals).
+    tie; ``points``: (own - other match score) / (162 x deals played).
 
     >>> s = R.new_state(seed=1); _ = R.play_random(s); sorted(set(end_rewards(s)))
     [-1.0, 1.0]
     """
     diff = float(state[R.MATCH_SCORE] - state[R.MATCH_SCORE + 1])
-    team0 = np.sign(diff) if mode == "win" else diff / (R.DEAL_TOTAL * int(state[R.NUM_DEALS]))
+    team0 = np.sign(diff) if mode == "win" else diff / (R.DEAL_TOTAL * max(1, int(state[R.DEAL_NO])))
     return [float(team0) if seat % 2 == 0 else -float(team0) for seat in range(4)]
 
 
@@ -107,15 +132,18 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
     """The match as text for ``viewer`` (a seat sees its own hand; ``None``, a spectator, sees none)."""
     names = "NESW"
     trump = int(state[R.TRUMP])
-    deals = int(state[R.NUM_DEALS])
-    lines = [f"deal {min(int(state[R.DEAL_NO]) + 1, deals)}/{deals}"
-             f"  rules {R.RULE_SETS[int(state[R.RULES])]}  phase {R.PHASE_NAMES[int(state[R.PHASE])]}"
+    deals, deal = int(state[R.NUM_DEALS]), int(state[R.DEAL_NO]) + 1
+    match = f"deal {deal} (to {int(state[R.TARGET])})" if state[R.TARGET] else f"deal {min(deal, deals)}/{deals}"
+    lines = [f"{match}  rules {R.RULE_SETS[int(state[R.RULES])]}  phase {R.PHASE_NAMES[int(state[R.PHASE])]}"
              f"  match N-S {int(state[R.MATCH_SCORE])} E-W {int(state[R.MATCH_SCORE + 1])}"]
     if trump >= 0:
-        lines.append(f"trump {R.SUITS[trump]}  maker {names[int(state[R.MAKER])]}  tricks N-S "
+        doubled = {2: "  kraak x2", 4: "  rekraak x4"}.get(int(state[R.MULTIPLIER]), "")
+        lines.append(f"trump {R.SUITS[trump]}  maker {names[int(state[R.MAKER])]}{doubled}  tricks N-S "
                      f"{int(state[R.TRICKS_WON])} E-W {int(state[R.TRICKS_WON + 1])}  points N-S "
                      f"{int(state[R.CARD_POINTS])}+{int(state[R.ROEM])} E-W "
                      f"{int(state[R.CARD_POINTS + 1])}+{int(state[R.ROEM + 1])}")
+        if state[R.DECLARED_STUK] >= 0:
+            lines.append(f"stuk declared by {('N-S', 'E-W')[int(state[R.DECLARED_STUK])]}")
     elif int(state[R.PROPOSED]) >= 0:
         lines.append(f"proposed trump {R.SUITS[int(state[R.PROPOSED])]}")
     t = int(state[R.TRICK_NO])
@@ -138,8 +166,9 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
 def klaverjas_env(render_mode: str | None = None, **options: Any) -> AECEnv:
     """The AEC env in PettingZoo's classic wrappers: an illegal move ends the match with -1 for the mover.
 
-    ``options``: see ``raw_env`` (``deals``, ``rules``, ``trump_selection``, ``all_pass``, ``first_lead``,
-    ``pit_for_defenders``, ``reward``, ``render_viewer``).
+    ``options``: see ``raw_env`` (``reward``, ``render_viewer`` and the match options of
+    ``rules.options_row``: ``deals`` or ``target``, ``rules``, ``trump_selection``, ``all_pass``, ``first_lead``,
+    ``pit_for_defenders``, ``kraken``, ``quartet_values``, ``stuk_mode``, ``amsterdam_undertrump_vs_opponent``).
 
     >>> klaverjas_env(rules="amsterdam").possible_agents
     ['player_0', 'player_1', 'player_2', 'player_3']
@@ -159,19 +188,17 @@ class raw_env(AECEnv):
 
     ``reward``: ``"win"`` (+-1 by match score) or ``"points"`` (see ``end_rewards``); handed out when the
     match ends. ``render_viewer``: the seat whose hand ``render`` shows (``None``: no hand shown).
+    ``options``: the match options of ``rules.options_row`` (checked here, a ``ValueError`` naming a bad one).
     """
 
     metadata = {"name": "klaverjas_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False,
                 "render_fps": 2}
 
-    def __init__(self, render_mode: str | None = None, deals: int = 1, rules: str = "rotterdam",
-                 trump_selection: str = "forced_forehand", all_pass: str = "forced_forehand",
-                 first_lead: str = "forehand", pit_for_defenders: bool = True, reward: str = "win",
-                 render_viewer: int | None = None) -> None:
+    def __init__(self, render_mode: str | None = None, reward: str = "win", render_viewer: int | None = None,
+                 **options: Any) -> None:
         super().__init__()
-        self._options = {"deals": deals, "rules": rules, "trump_selection": trump_selection,
-                         "all_pass": all_pass, "first_lead": first_lead, "pit_for_defenders": pit_for_defenders}
-        R.new_state(**self._options)  # checks the options
+        self._options = options
+        R.options_row(**options)  # checks the options
         R.option_index(render_mode, "render_mode", (None, *RENDER_MODES))
         R.option_index(reward, "reward", REWARD_MODES)
         if render_viewer is not None and render_viewer not in range(4):

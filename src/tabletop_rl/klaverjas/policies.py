@@ -7,7 +7,9 @@ Policies get ``info={"state": row, "player": seat}`` (``info["game"]`` may be th
 
 ``heuristic`` (deterministic), for trump choice: a suit's strength is its trump points in hand plus
 10 per card; name the strongest suit (pass under ``free_with_pass`` / ``proposed_suit`` when it is
-below 45, unless forced). For play, each legal card gets a score and the highest wins:
+below 45, unless forced). Kraken: a defender doubles (kraak) when its own strength in the trump suit
+is at least 50 (the jack and two more trumps, say: the makers will struggle); the maker or its partner
+redoubles (rekraak) at 75 or more. For play, each legal card gets a score and the highest wins:
 
 - leading: the highest unplayed trump if our team made trump and we hold it (pull trumps), else a
   plain ace, else the cheapest card (fewest points, weakest, plain before trump);
@@ -31,9 +33,12 @@ import numpy as np
 from ..agents.base import BasePolicy, Option, register_policy
 from . import rules as R
 from .determinize import determinize
-from .solver import INF, card_values, new_table
+from .solver import INF, card_values, deal_value, new_table
 
 BID_THRESHOLD = 45
+KRAAK_THRESHOLD = 50
+REKRAAK_THRESHOLD = 75
+NAT_DIFFERENCE = -R.DEAL_TOTAL  # the makers' score minus the defenders' when nat (roem not counted)
 
 
 def _mask(state: np.ndarray) -> np.ndarray:
@@ -67,8 +72,13 @@ def suit_strength(hand: int, suit: int) -> int:
 
 
 def bid_action(state: np.ndarray, mask: np.ndarray) -> int:
-    """The heuristic's trump-choice action (``mask`` is the legal mask of the bidding seat)."""
+    """The heuristic's trump-choice or kraken action (``mask`` is the legal mask of the seat to act)."""
     hand = int(state[R.HAND + state[R.CURRENT]])
+    if int(state[R.PHASE]) == R.DOUBLING:
+        strength = suit_strength(hand, int(state[R.TRUMP]))
+        if mask[R.KRAAK]:
+            return R.KRAAK if strength >= KRAAK_THRESHOLD else R.PASS
+        return R.REKRAAK if strength >= REKRAAK_THRESHOLD else R.PASS
     if mask[R.ACCEPT]:
         strong = suit_strength(hand, int(state[R.PROPOSED])) >= BID_THRESHOLD
         return R.ACCEPT if strong or not mask[R.PASS] else R.PASS
@@ -125,22 +135,49 @@ def _lead_score(state: np.ndarray, seat: int, trump: int, card: int) -> tuple[fl
     return _cheapness(card, trump), "lead the cheapest card"
 
 
+def deciding_before_play(state: np.ndarray) -> bool:
+    """Whether the seat to act chooses trump or (kraken) doubles rather than plays a card."""
+    return int(state[R.PHASE]) in (R.BIDDING, R.DOUBLING)
+
+
 class HeuristicPolicy(BasePolicy):
     """The rule-based baseline of the module docstring; deterministic (``seed`` unused)."""
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, _ = state_and_seat(info, "heuristic")
-        if int(state[R.PHASE]) == R.BIDDING:
+        if deciding_before_play(state):
             return bid_action(state, mask)
         scores = heuristic_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
         return max(scores, key=lambda c: scores[c][0])
 
 
 # --- determinised search ----------------------------------------------------------------------------
+def pimc_card_means(state: np.ndarray, seat: int, samples: int, rng: np.random.Generator, table: np.ndarray,
+                    counter: np.ndarray | None = None) -> dict[int, float]:
+    """Perfect-information Monte Carlo from ``seat``'s view: the mean exact value (points for the seat's team,
+    ``solver.card_values``) of each legal card over ``samples`` deals of the unseen cards consistent with
+    what the seat has seen (``determinize``). ``table``: a ``solver.new_table()`` to reuse across calls.
+
+    >>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP + 1)
+    >>> means = pimc_card_means(s, 0, 2, np.random.default_rng(0), new_table(12))
+    >>> sorted(means) == R.cards_of(int(s[R.HAND]))     # forehand leads: every card is legal
+    True
+    """
+    out = np.empty(R.NUM_CARDS, np.int64)
+    counter = np.zeros(1, np.int64) if counter is None else counter
+    total = np.zeros(R.NUM_CARDS, np.float64)
+    for _ in range(samples):
+        card_values(determinize(state, seat, rng), out, table, counter)
+        total += np.where(out > -INF, out, 0)
+    return {int(c): float(total[c] / samples) for c in np.flatnonzero(out > -INF)}
+
+
 class SearchPolicy(BasePolicy):
-    """Perfect-information Monte Carlo: deal the unseen cards ``samples`` times consistently with what the
-    seat has seen (voids, trump limits), solve each open-hand deal exactly (``solver.alpha_beta``) and play
-    the card with the best mean value; trump choice is the heuristic's. ``stats.nodes``: solver nodes."""
+    """Perfect-information Monte Carlo (``pimc_card_means``) with ``samples`` deals per decision: the card
+    with the best mean value. Trump choice as ``heuristic``. Kraken: the same samples, each deal solved
+    from the first lead (``solver.deal_value``), estimate the makers' score minus the defenders' (the
+    solved difference when it is positive, else nat: -162); a defender doubles when that mean is below
+    zero, a maker redoubles when it is above. ``stats.nodes``: solver nodes."""
 
     def __init__(self, name: str = "search", seed: int | None = None, samples: int = 12) -> None:
         super().__init__(name, seed)
@@ -151,18 +188,32 @@ class SearchPolicy(BasePolicy):
 
     def card_means(self, state: np.ndarray, seat: int) -> dict[int, float]:
         """Mean solved value (points for the seat's team) of each legal card over the samples."""
-        out = np.empty(R.NUM_CARDS, np.int64)
         counter = np.zeros(1, np.int64)
-        total = np.zeros(R.NUM_CARDS, np.float64)
-        for _ in range(self.samples):
-            card_values(determinize(state, seat, self.rng), out, self._table, counter)
-            total += np.where(out > -INF, out, 0)
+        means = pimc_card_means(state, seat, self.samples, self.rng, self._table, counter)
         self.add_nodes(int(counter[0]))
-        legal = np.flatnonzero(out > -INF)
-        return {int(c): float(total[c] / self.samples) for c in legal}
+        return means
+
+    def makers_margin(self, state: np.ndarray, seat: int) -> float:
+        """Mean over the samples of the makers' deal score minus the defenders' (nat counted as -162), each
+        sampled deal solved from its first lead; ``state`` is in the doubling phase."""
+        counter = np.zeros(1, np.int64)
+        sign = 1 if R.team_of(int(state[R.MAKER])) == 0 else -1
+        total = 0.0
+        for _ in range(self.samples):
+            deal = determinize(state, seat, self.rng)
+            R.open_play(deal)
+            margin = sign * deal_value(deal, self._table, counter)
+            total += margin if margin > 0 else NAT_DIFFERENCE
+        self.add_nodes(int(counter[0]))
+        return total / self.samples
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, seat = state_and_seat(info, "search")
+        if int(state[R.PHASE]) == R.DOUBLING:
+            margin = self.makers_margin(state, seat)
+            if mask[R.KRAAK]:
+                return R.KRAAK if margin < 0 else R.PASS
+            return R.REKRAAK if margin > 0 else R.PASS
         if int(state[R.PHASE]) == R.BIDDING:
             return bid_action(state, mask)
         means = self.card_means(state, seat)
@@ -171,7 +222,7 @@ class SearchPolicy(BasePolicy):
 
 class ModelPolicy(BasePolicy):
     """The distilled MLP (``model.py``): the legal card it scores highest; ``path`` ``packaged`` = the shipped
-    model.txt. Trump choice as ``heuristic``."""
+    model.txt. Trump choice and kraken as ``heuristic``."""
 
     def __init__(self, name: str = "model", seed: int | None = None, path: str = "packaged") -> None:
         super().__init__(name, seed)
@@ -184,7 +235,7 @@ class ModelPolicy(BasePolicy):
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, _ = state_and_seat(info, "model")
-        if int(state[R.PHASE]) == R.BIDDING:
+        if deciding_before_play(state):
             return bid_action(state, mask)
         scores = self.model.card_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
         return max(scores, key=lambda c: (scores[c], -c))

@@ -15,6 +15,9 @@ RNG words, so a match's course depends on its seed and the actions alone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
 
@@ -27,14 +30,30 @@ TRUMP_STRENGTH = np.array([1, 2, 7, 5, 8, 3, 4, 6], np.int64)  # by rank index; 
 PLAIN_STRENGTH = np.array([1, 2, 3, 7, 4, 5, 6, 8], np.int64)  # A 10 K Q J 9 8 7
 TRUMP_POINTS = np.array([0, 0, 14, 10, 20, 3, 4, 11], np.int64)
 PLAIN_POINTS = np.array([0, 0, 0, 10, 2, 3, 4, 11], np.int64)
-QUARTET_ROEM = np.array([0, 0, 0, 100, 200, 100, 100, 100], np.int64)  # four 7s/8s/9s: 0 (digest default)
-for _table in (TRUMP_STRENGTH, PLAIN_STRENGTH, TRUMP_POINTS, PLAIN_POINTS, QUARTET_ROEM):
+for _table in (TRUMP_STRENGTH, PLAIN_STRENGTH, TRUMP_POINTS, PLAIN_POINTS):
     _table.setflags(write=False)
 KING, QUEEN = 6, 5
+RUN3_STARTS = 0x3F3F3F3F  # card bits where a run of three can start inside its suit (ranks 7..Q)
+RUN4_STARTS = 0x1F1F1F1F  # ... a run of four (ranks 7..J)
 LAST_TRICK_BONUS = 10
 PIT_BONUS = 100
+STUK_ROEM = 20
+#: Quartet roem by rank (7 8 9 10 J Q K A) for each ``quartet_values`` preset (digest §6; a mapping of
+#: rank names to values overrides single ranks, e.g. ``{"9": 100}``).
+QUARTET_PRESETS = {
+    "standard": (0, 0, 0, 100, 200, 100, 100, 100),  # the digest default: four 9s/8s/7s score nothing
+    "low_100": (100, 100, 100, 100, 200, 100, 100, 100),  # knob low_quartets: four 9s/8s/7s score 100 too
+    "all_100": (100, 100, 100, 100, 100, 100, 100, 100),  # every quartet 100, jacks included
+}
 DEAL_TOTAL = 162
 TRICKS_PER_DEAL = 8
+
+DE_BRUIJN = 0x07EDD5E59A4E28C2
+DE_BRUIJN_INDEX = np.zeros(64, np.int64)
+for _bit in range(64):
+    DE_BRUIJN_INDEX[((1 << _bit) * DE_BRUIJN & (2**64 - 1)) >> 58] = _bit
+DE_BRUIJN_INDEX.setflags(write=False)
+DE_BRUIJN_SIGNED = np.int64(DE_BRUIJN - (1 << 64) if DE_BRUIJN >= 1 << 63 else DE_BRUIJN)
 
 # --- options (stored in the row) ----------------------------------------------------------
 RULE_SETS = ("rotterdam", "amsterdam")
@@ -45,17 +64,26 @@ ALL_PASS_OPTIONS = ("forced_forehand", "redeal", "second_proposal_then_redeal")
 ALL_PASS_FORCED, ALL_PASS_REDEAL, ALL_PASS_SECOND_PROPOSAL = 0, 1, 2
 FIRST_LEADS = ("forehand", "maker")
 LEAD_FOREHAND, LEAD_MAKER = 0, 1
+STUK_MODES = ("same_trick", "declared_from_hand")
+STUK_SAME_TRICK, STUK_DECLARED = 0, 1
+UNDERTRUMP_OPTIONS = ("forbidden_unless_only_trumps", "forced")
+UNDERTRUMP_FORBIDDEN, UNDERTRUMP_FORCED = 0, 1
+#: Follow regimes passed to ``legal_cards`` (``follow_regime`` of a row): Amsterdam splits by the
+#: ``amsterdam_undertrump_vs_opponent`` house rule.
+FOLLOW_ROTTERDAM, FOLLOW_AMSTERDAM, FOLLOW_AMSTERDAM_FORCED = 0, 1, 2
 
 # --- actions ---------------------------------------------------------------------------
 PLAY = 0  # 0..31: play that card
 NAME_TRUMP = 32  # 32..35: name suit as trump (becoming the maker)
-PASS = 36
+PASS = 36  # in bidding: no trump / not this suit; in doubling: no (re)double
 ACCEPT = 37  # play the proposed suit
-NUM_ACTIONS = 38
+KRAAK = 38  # a defender doubles the deal (kraken)
+REKRAAK = 39  # a maker redoubles after a kraak
+NUM_ACTIONS = 40
 
 # --- phases ----------------------------------------------------------------------------
-BIDDING, PLAYING, OVER = 0, 1, 2
-PHASE_NAMES = ("bidding", "playing", "over")
+BIDDING, PLAYING, OVER, DOUBLING = 0, 1, 2, 3  # DOUBLING: kraken decisions after trump is fixed
+PHASE_NAMES = ("bidding", "playing", "over", "doubling")
 
 # --- state layout (offsets into the int64 row) --------------------------------------------
 RULES = 0
@@ -87,7 +115,15 @@ ROEM = 83  # 2: per team in this deal
 TRICKS_WON = 85  # 2
 DEAL_SCORE = 87  # 2: the score of the last finished deal
 FOREHAND = 89
-STATE_SIZE = 90
+KRAKEN = 90  # option: defenders may double, makers redouble
+TARGET = 91  # option: match to this score (0: a match of NUM_DEALS deals)
+STUK_MODE = 92  # option
+UNDERTRUMP = 93  # option (Amsterdam only)
+QUARTETS = 94  # option, 8: quartet roem by rank
+MULTIPLIER = 102  # 1, 2 after a kraak, 4 after a rekraak
+DOUBLING_TURN = 103  # kraken decisions already taken at the current level (0 or 1)
+DECLARED_STUK = 104  # team that scored a stuk declared from hand in this deal, -1 none
+STATE_SIZE = 105
 STATE_DTYPE = np.int64
 MASK32 = 0xFFFFFFFF
 
@@ -141,11 +177,8 @@ def popcount(x):
 
 @njit(cache=True, inline="always")
 def lowest_card(x):
-    """Id of the lowest card in a non-empty set."""
-    c = 0
-    while not (x >> c) & 1:
-        c += 1
-    return c
+    """Id of the lowest card in a non-empty set (a de Bruijn multiply: no loop over the bits)."""
+    return DE_BRUIJN_INDEX[((x & -x) * DE_BRUIJN_SIGNED >> 58) & 63]
 
 
 # --- tricks -------------------------------------------------------------------------------
@@ -169,36 +202,30 @@ def trick_points(cards, trump):
 
 
 @njit(cache=True)
-def trick_roem(cards, trump):
-    """Roem of a complete trick (digest §6): a quartet alone, else stuk plus the longest run."""
+def trick_roem(cards, trump, quartets, stuk_in_trick):
+    """Roem of a complete trick (digest §6): a quartet alone (``quartets[rank]``), else the longest run
+    plus, when ``stuk_in_trick`` (``stuk_mode="same_trick"``), 20 for K and Q of trump together."""
     r0 = rank_of(cards[0])
     if rank_of(cards[1]) == r0 and rank_of(cards[2]) == r0 and rank_of(cards[3]) == r0:
-        return QUARTET_ROEM[r0]
-    by_suit = np.zeros(4, np.int64)
+        return quartets[r0]
+    held = np.int64(0)  # the trick as a card set: 8 bits per suit in sequence order
     for k in range(4):
-        by_suit[suit_of(cards[k])] |= 1 << rank_of(cards[k])
+        held |= np.int64(1) << cards[k]
     roem = 0
-    stuk = (1 << KING) | (1 << QUEEN)
-    if by_suit[trump] & stuk == stuk:
-        roem += 20
-    longest = 0
-    for s in range(4):
-        run = 0
-        for r in range(8):
-            run = run + 1 if (by_suit[s] >> r) & 1 else 0
-            longest = max(longest, run)
-    if longest == 4:
-        roem += 50
-    elif longest == 3:
-        roem += 20
-    return roem
+    stuk = (np.int64(1) << (8 * trump + KING)) | (np.int64(1) << (8 * trump + QUEEN))
+    if stuk_in_trick and held & stuk == stuk:
+        roem += STUK_ROEM
+    three = held & (held >> 1) & (held >> 2) & RUN3_STARTS
+    if three & (held >> 3) & RUN4_STARTS:
+        return roem + 50
+    return roem + 20 if three else roem
 
 
 # --- legality -----------------------------------------------------------------------------
 @njit(cache=True)
-def legal_cards(hand, cards, n, trump, amsterdam):
-    """The set of cards of ``hand`` that may be played after the first ``n`` cards of a trick
-    (digest §5.1 Rotterdam, §5.2 Amsterdam)."""
+def legal_cards(hand, cards, n, trump, regime):
+    """The set of cards of ``hand`` that may be played after the first ``n`` cards of a trick under the
+    follow ``regime`` (``FOLLOW_*``; digest §5.1 Rotterdam, §5.2 Amsterdam, §5.3 forced undertrumping)."""
     if n == 0:
         return hand
     led = suit_of(cards[0])
@@ -220,7 +247,7 @@ def legal_cards(hand, cards, n, trump, amsterdam):
         return follow
     if not trumps:
         return hand
-    if not amsterdam:
+    if regime == FOLLOW_ROTTERDAM:
         return higher if higher else trumps
     plain = hand & ~trumps
     partner_winning = n >= 2 and winning_position(cards, n, trump) == n - 2
@@ -231,7 +258,17 @@ def legal_cards(hand, cards, n, trump, amsterdam):
         return allowed if allowed else hand
     if higher:
         return higher
+    if regime == FOLLOW_AMSTERDAM_FORCED:
+        return trumps  # the house rule: undertrump an opponent's trump you cannot beat
     return plain if plain else trumps
+
+
+@njit(cache=True, inline="always")
+def follow_regime(state):
+    """The ``legal_cards`` regime of a row: Rotterdam, Amsterdam, or Amsterdam with forced undertrumping."""
+    if state[RULES] == ROTTERDAM:
+        return FOLLOW_ROTTERDAM
+    return FOLLOW_AMSTERDAM_FORCED if state[UNDERTRUMP] == UNDERTRUMP_FORCED else FOLLOW_AMSTERDAM
 
 
 @njit(cache=True)
@@ -246,7 +283,7 @@ def current_trick(state, out):
 
 @njit(cache=True)
 def legal_mask(state, mask):
-    """Fill ``mask`` (bool[38]) with the legal actions of the seat to act; return how many."""
+    """Fill ``mask`` (bool[NUM_ACTIONS]) with the legal actions of the seat to act; return how many."""
     mask[:] = False
     phase = state[PHASE]
     if phase == OVER:
@@ -254,13 +291,17 @@ def legal_mask(state, mask):
     if phase == PLAYING:
         cards = np.empty(4, np.int64)
         n = current_trick(state, cards)
-        legal = legal_cards(state[HAND + state[CURRENT]], cards, n, state[TRUMP], state[RULES] == AMSTERDAM)
+        legal = legal_cards(state[HAND + state[CURRENT]], cards, n, state[TRUMP], follow_regime(state))
         count = 0
         for c in range(NUM_CARDS):
             if (legal >> c) & 1:
                 mask[PLAY + c] = True
                 count += 1
         return count
+    if phase == DOUBLING:
+        mask[PASS] = True
+        mask[KRAAK if state[MULTIPLIER] == 1 else REKRAAK] = True
+        return 2
     forced = state[PASSES] >= 4  # everybody passed and forehand must now choose
     if state[SCHEME] == PROPOSED_SUIT:
         mask[ACCEPT] = True
@@ -308,6 +349,9 @@ def _clear_deal(state):
     state[PROPOSED] = -1
     state[PROPOSALS] = 0
     state[PASSES] = 0
+    state[MULTIPLIER] = 1
+    state[DOUBLING_TURN] = 0
+    state[DECLARED_STUK] = -1
     for t in range(2):
         state[CARD_POINTS + t] = 0
         state[ROEM + t] = 0
@@ -349,13 +393,46 @@ def deal(state):
 
 @njit(cache=True)
 def start_play(state, trump, maker):
-    """Fix trump and the maker; the first lead goes to forehand (or the maker, by option)."""
+    """Fix trump and the maker; with kraken the defenders may first double, else play starts."""
     state[TRUMP] = trump
     state[MAKER] = maker
+    if state[KRAKEN]:
+        state[PHASE] = DOUBLING
+        state[CURRENT] = (maker + 1) % 4
+        return
+    open_play(state)
+
+
+@njit(cache=True)
+def open_play(state):
+    """Start the card play of a deal whose trump is fixed: the first lead goes to forehand (or the
+    maker, by option). A search can call it on a copy in the doubling phase to look ahead."""
+    maker = state[MAKER]
     state[PHASE] = PLAYING
     leader = maker if state[FIRST_LEAD] == LEAD_MAKER else state[FOREHAND]
     state[CURRENT] = leader
     state[LEADER] = leader
+
+
+@njit(cache=True)
+def _double(state, action):
+    """Kraken: the defenders decide in turn from the maker's left; after a kraak the maker, then the
+    maker's partner, may redouble. A (re)double or the second pass at a level ends the doubling."""
+    maker = state[MAKER]
+    if action == KRAAK:
+        state[MULTIPLIER] = 2
+        state[DOUBLING_TURN] = 0
+        state[CURRENT] = maker
+        return
+    if action == REKRAAK:
+        state[MULTIPLIER] = 4
+        open_play(state)
+        return
+    if state[DOUBLING_TURN] == 1:
+        open_play(state)
+        return
+    state[DOUBLING_TURN] = 1
+    state[CURRENT] = (state[CURRENT] + 2) % 4  # the other defender, or the maker's partner
 
 
 @njit(cache=True)
@@ -406,7 +483,7 @@ def _finish_trick(state):
     trump = state[TRUMP]
     winner = (state[LEADER + t] + winning_position(cards, 4, trump)) % 4
     team = team_of(winner)
-    roem = trick_roem(cards, trump)
+    roem = trick_roem(cards, trump, state[QUARTETS:QUARTETS + 8], state[STUK_MODE] == STUK_SAME_TRICK)
     state[WINNER + t] = winner
     state[TRICK_ROEM + t] = roem
     state[CARD_POINTS + team] += trick_points(cards, trump) + (LAST_TRICK_BONUS if t == 7 else 0)
@@ -423,19 +500,53 @@ def _finish_trick(state):
 
 @njit(cache=True)
 def _finish_deal(state):
-    """Record the deal's score; deal the next one (dealer moves on) or end the match."""
+    """Record the deal's score (times the kraken multiplier); deal the next one (dealer moves on) or end."""
     out = np.zeros(2, np.int64)
     score_deal(state[CARD_POINTS:CARD_POINTS + 2], state[ROEM:ROEM + 2], state[TRICKS_WON:TRICKS_WON + 2],
                team_of(state[MAKER]), state[PIT_FOR_DEFENDERS] != 0, out)
     for t in range(2):
-        state[DEAL_SCORE + t] = out[t]
-        state[MATCH_SCORE + t] += out[t]
+        state[DEAL_SCORE + t] = out[t] * state[MULTIPLIER]
+        state[MATCH_SCORE + t] += state[DEAL_SCORE + t]
     state[DEAL_NO] += 1
-    if state[DEAL_NO] >= state[NUM_DEALS]:
+    if match_over(state):
         state[PHASE] = OVER
         return
     state[DEALER] = (state[DEALER] + 1) % 4
     deal(state)
+
+
+@njit(cache=True)
+def match_over(state):
+    """After a deal: ``deals`` deals played, or (target match) a team has reached the target and the scores
+    differ — when both pass it in the same deal the higher score wins; equal scores play another deal."""
+    target = state[TARGET]
+    if target == 0:
+        return state[DEAL_NO] >= state[NUM_DEALS]
+    ours, theirs = state[MATCH_SCORE], state[MATCH_SCORE + 1]
+    return max(ours, theirs) >= target and ours != theirs
+
+
+@njit(cache=True)
+def player_of(state, card):
+    """The seat that played ``card`` in this deal, -1 if it is still in a hand."""
+    for t in range(state[TRICK_NO] + 1):
+        for k in range(4):
+            if state[TRICK + 4 * t + k] == card:
+                return (state[LEADER + t] + k) % 4
+    return -1
+
+
+@njit(cache=True)
+def _declare_stuk(state, seat, card):
+    """``stuk_mode="declared_from_hand"``: a seat playing the second of K and Q of trump, having played
+    the other one earlier (so it held both), scores 20 roem for its team at once."""
+    trump = state[TRUMP]
+    if suit_of(card) != trump or rank_of(card) not in (KING, QUEEN):
+        return
+    other = 8 * trump + (KING + QUEEN - rank_of(card))
+    if player_of(state, other) == seat:
+        state[ROEM + team_of(seat)] += STUK_ROEM
+        state[DECLARED_STUK] = team_of(seat)
 
 
 @njit(cache=True)
@@ -444,10 +555,15 @@ def apply_action(state, action):
     if state[PHASE] == BIDDING:
         _bid(state, action)
         return
+    if state[PHASE] == DOUBLING:
+        _double(state, action)
+        return
     seat = state[CURRENT]
     state[HAND + seat] &= ~(np.int64(1) << action)
     state[TRICK + 4 * state[TRICK_NO] + state[IN_TRICK]] = action
     state[IN_TRICK] += 1
+    if state[STUK_MODE] == STUK_DECLARED:
+        _declare_stuk(state, seat, action)
     if state[IN_TRICK] == 4:
         _finish_trick(state)
     else:
@@ -467,15 +583,12 @@ def checked_step(state, action, mask):
 
 # --- reset and random play --------------------------------------------------------------------
 @njit(cache=True)
-def reset_state(state, seed, num_deals, rules, scheme, all_pass, first_lead, pit_for_defenders):
-    """Start a match of ``num_deals`` deals from ``seed``; seat 3 deals first, so seat 0 is forehand."""
-    state[:] = 0
-    state[RULES] = rules
-    state[SCHEME] = scheme
-    state[ALL_PASS] = all_pass
-    state[FIRST_LEAD] = first_lead
-    state[PIT_FOR_DEFENDERS] = pit_for_defenders
-    state[NUM_DEALS] = num_deals
+def reset_state(state, seed):
+    """Start the match whose options the row holds (``options_row``) from ``seed``: every other slot is
+    cleared; seat 3 deals first, so seat 0 is forehand."""
+    for i in range(STATE_SIZE):
+        if not (RULES <= i <= NUM_DEALS or KRAKEN <= i < QUARTETS + 8):
+            state[i] = 0
     state[DEALER] = 3
     _, z = splitmix64(np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03))
     state[RNG] = np.int64(z & np.uint64(MASK32))
@@ -507,15 +620,21 @@ def play_random(state):
 
 
 # --- batch API -----------------------------------------------------------------------------
-def new_states(batch: int) -> np.ndarray:
-    """An uninitialised batch ``int64[batch, STATE_SIZE]`` to pass to ``reset_batch``."""
-    return np.zeros((batch, STATE_SIZE), STATE_DTYPE)
+def new_states(batch: int, **options) -> np.ndarray:
+    """A batch ``int64[batch, STATE_SIZE]`` holding ``options`` (those of ``new_state``), to deal with
+    ``reset_batch``.
+
+    >>> states = new_states(3, rules="amsterdam"); reset_batch(states, np.arange(3))
+    >>> states[:, PHASE].tolist(), int(states[0, RULES]) == AMSTERDAM
+    ([0, 0, 0], True)
+    """
+    return np.tile(options_row(**options), (batch, 1))
 
 
 @njit(cache=True, parallel=True)
-def reset_batch(states, seeds, num_deals, rules, scheme, all_pass, first_lead, pit_for_defenders):
+def reset_batch(states, seeds):
     for i in prange(states.shape[0]):
-        reset_state(states[i], seeds[i], num_deals, rules, scheme, all_pass, first_lead, pit_for_defenders)
+        reset_state(states[i], seeds[i])
 
 
 @njit(cache=True, parallel=True)
@@ -588,39 +707,97 @@ def option_index(value: str, name: str, choices: tuple[str, ...]) -> int:
     return choices.index(value)
 
 
-def new_state(seed: int = 0, deals: int = 1, rules: str = "rotterdam", trump_selection: str = "forced_forehand",
-              all_pass: str = "forced_forehand", first_lead: str = "forehand",
-              pit_for_defenders: bool = True) -> np.ndarray:
-    """A freshly dealt match row (options as in the digest §10; checked, ``ValueError`` naming the bad one).
+def quartet_table(values: str | Mapping[str, int]) -> tuple[int, ...]:
+    """Quartet roem by rank index from a ``QUARTET_PRESETS`` name or a ``{rank: value}`` mapping over
+    the standard preset; ``ValueError`` naming a bad rank or value.
+
+    >>> quartet_table({"9": 100, "J": 100})
+    (0, 0, 100, 100, 100, 100, 100, 100)
+    """
+    if isinstance(values, str):
+        if values not in QUARTET_PRESETS:
+            raise ValueError(f"quartet_values must be one of {', '.join(map(repr, QUARTET_PRESETS))} or a "
+                             f"{{rank: value}} mapping, got {values!r}")
+        return QUARTET_PRESETS[values]
+    if not isinstance(values, Mapping):
+        raise ValueError(f"quartet_values must be a preset name or a {{rank: value}} mapping, got {values!r}")
+    table = list(QUARTET_PRESETS["standard"])
+    for rank, value in values.items():
+        if str(rank).upper() not in RANKS:
+            raise ValueError(f"quartet_values: unknown rank {rank!r} (ranks are {' '.join(RANKS)})")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= 1000:
+            raise ValueError(f"quartet_values[{rank!r}] must be an integer 0..1000, got {value!r}")
+        table[RANKS.index(str(rank).upper())] = int(value)
+    return tuple(table)
+
+
+def _count(value: Any, name: str, allow_none: bool = False) -> int:
+    if allow_none and value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}")
+    return int(value)
+
+
+def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str = "forced_forehand",
+                all_pass: str = "forced_forehand", first_lead: str = "forehand", pit_for_defenders: bool = True,
+                kraken: bool = False, target: int | None = None,
+                quartet_values: str | Mapping[str, int] = "standard", stuk_mode: str = "same_trick",
+                amsterdam_undertrump_vs_opponent: str = "forbidden_unless_only_trumps") -> np.ndarray:
+    """A row holding the match options (digest §10), not yet dealt (``reset_state`` deals it); every option
+    is checked and a bad one is a ``ValueError`` naming it. ``target`` (first team to reach it at the end
+    of a deal wins) replaces ``deals``; the two cannot be combined.
+
+    >>> row = options_row(kraken=True, target=1500); int(row[KRAKEN]), int(row[TARGET]), int(row[NUM_DEALS])
+    (1, 1500, 0)
+    """
+    state = np.zeros(STATE_SIZE, STATE_DTYPE)
+    state[TARGET] = _count(target, "target", allow_none=True)
+    if state[TARGET] and deals != 1:
+        raise ValueError(f"give deals or target, not both (deals={deals!r}, target={target!r})")
+    state[NUM_DEALS] = 0 if state[TARGET] else _count(deals, "deals")
+    state[RULES] = option_index(rules, "rules", RULE_SETS)
+    state[SCHEME] = option_index(trump_selection, "trump_selection", TRUMP_SCHEMES)
+    state[ALL_PASS] = option_index(all_pass, "all_pass", ALL_PASS_OPTIONS)
+    if state[ALL_PASS] == ALL_PASS_SECOND_PROPOSAL and state[SCHEME] != PROPOSED_SUIT:
+        raise ValueError("all_pass='second_proposal_then_redeal' needs trump_selection='proposed_suit'")
+    state[FIRST_LEAD] = option_index(first_lead, "first_lead", FIRST_LEADS)
+    state[PIT_FOR_DEFENDERS] = option_index(pit_for_defenders, "pit_for_defenders", (False, True))
+    state[KRAKEN] = option_index(kraken, "kraken", (False, True))
+    state[QUARTETS:QUARTETS + 8] = quartet_table(quartet_values)
+    state[STUK_MODE] = option_index(stuk_mode, "stuk_mode", STUK_MODES)
+    state[UNDERTRUMP] = option_index(amsterdam_undertrump_vs_opponent, "amsterdam_undertrump_vs_opponent",
+                                     UNDERTRUMP_OPTIONS)
+    if state[UNDERTRUMP] == UNDERTRUMP_FORCED and state[RULES] != AMSTERDAM:
+        raise ValueError("amsterdam_undertrump_vs_opponent='forced' needs rules='amsterdam'")
+    return state
+
+
+def new_state(seed: int = 0, **options: Any) -> np.ndarray:
+    """A freshly dealt match row; ``options`` are those of ``options_row`` (digest §10).
 
     >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS])
     (True, 1)
     """
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
-        raise ValueError(f"deals must be a positive integer, got {deals!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    scheme = option_index(trump_selection, "trump_selection", TRUMP_SCHEMES)
-    passing = option_index(all_pass, "all_pass", ALL_PASS_OPTIONS)
-    if passing == ALL_PASS_SECOND_PROPOSAL and scheme != PROPOSED_SUIT:
-        raise ValueError("all_pass='second_proposal_then_redeal' needs trump_selection='proposed_suit'")
-    state = np.zeros(STATE_SIZE, STATE_DTYPE)
-    reset_state(state, int(seed) & ((1 << 63) - 1), int(deals), option_index(rules, "rules", RULE_SETS), scheme,
-                passing, option_index(first_lead, "first_lead", FIRST_LEADS), int(bool(pit_for_defenders)))
+    state = options_row(**options)
+    reset_state(state, int(seed) & ((1 << 63) - 1))
     return state
 
 
 def position(hands: dict[int, list[str]], trump: str, leader: int, table: list[str] = (),
-             maker: int | None = None, rules: str = "rotterdam", trick_no: int | None = None) -> np.ndarray:
+             maker: int | None = None, trick_no: int | None = None, **options: Any) -> np.ndarray:
     """A row in the middle of a deal: the hands each seat still holds, trump, the seat that led the
     trick in progress and the cards already on the table (played in order from ``leader``).
-    ``trick_no`` defaults to 8 minus the largest hand (earlier tricks are left empty).
+    ``trick_no`` defaults to 8 minus the largest hand (earlier tricks are left empty); ``options`` are
+    those of ``options_row`` (``rules=``, ``stuk_mode=``, ...).
 
     >>> s = position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S"]}, "H", leader=0)
     >>> int(s[CURRENT]), int(s[TRICK_NO])
     (0, 7)
     """
-    state = new_state()
+    state = new_state(**options)
     state[HAND:HAND + 4] = [hand_of([card_id(c) for c in hands.get(s, [])]) for s in range(4)]
     state[TRUMP] = suit_id(trump)
     state[MAKER] = leader if maker is None else maker
@@ -629,7 +806,6 @@ def position(hands: dict[int, list[str]], trump: str, leader: int, table: list[s
     t = TRICKS_PER_DEAL - max(sizes) if trick_no is None else trick_no
     state[TRICK_NO] = t
     state[LEADER + t] = leader
-    state[RULES] = option_index(rules, "rules", RULE_SETS)
     for k, text in enumerate(table):
         state[TRICK + 4 * t + k] = card_id(text)
     state[IN_TRICK] = len(table)

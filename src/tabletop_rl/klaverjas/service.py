@@ -14,6 +14,11 @@ configured, else the deterministic heuristic (reason ``"fallback"``). Whatever a
 ``winTrick`` ranks cards that take over the trick in progress first; ``points`` adds the card's
 immediate point swing (points it brings to the trick, + if our side would then hold it, - if not).
 
+Rule knobs in a request: ``rules`` and ``amsterdamUndertrump`` (legality), ``stukMode`` and
+``quartetValues`` (the roem the history scored); ``forced`` undertrumping with Rotterdam rules is a 400.
+Kraken and the match format scale or sum deal results but do not change which card is best, so a
+request does not carry them.
+
 Configuration: a YAML file (``--config``) with the keys of ``ServiceConfig``, overridden by the
 environment variables ``KLAVERJAS_MODEL_PATH``, ``KLAVERJAS_API_URL``, ``KLAVERJAS_API_KEY``,
 ``KLAVERJAS_API_TIMEOUT_S``. Each request logs one JSON line (request id, sanitised inputs, legal
@@ -110,6 +115,13 @@ def _schemas():
         topK: int = Field(default=3, ge=1, le=8)
         requestId: str | None = Field(default=None, max_length=200)
         rules: Literal["rotterdam", "amsterdam"] = "rotterdam"
+        amsterdamUndertrump: Literal["forbidden_unless_only_trumps", "forced"] = Field(
+            default="forbidden_unless_only_trumps", description="Amsterdam house rule: undertrump an opponent's "
+                                                                "trump you cannot beat (forced) or discard")
+        stukMode: Literal["same_trick", "declared_from_hand"] = Field(
+            default="same_trick", description="how the history's stuk (K+Q of trump) scored")
+        quartetValues: Literal["standard", "low_100", "all_100"] = Field(
+            default="standard", description="quartet roem preset for the history")
         allowFallback: bool = True
 
     class Candidate(BaseModel):
@@ -205,7 +217,7 @@ def position_from_request(req: Any) -> np.ndarray:
     if len(hand) != 8 - len(history):
         raise RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
                                 f"{8 - len(history)} cards, got {len(hand)}")
-    state = R.new_state(rules=req.rules)
+    state = _rules_state(req)
     first_leader = req.history[0].leader if req.history else leader
     state[R.TRUMP], state[R.PHASE] = trump, R.PLAYING
     state[R.MAKER] = first_leader if req.makerPosition is None else req.makerPosition
@@ -219,8 +231,28 @@ def position_from_request(req: Any) -> np.ndarray:
     state[R.LEADER + t] = leader
     state[R.TRICK + 4 * t:R.TRICK + 4 * t + len(table)] = table
     state[R.TRICK_NO], state[R.IN_TRICK], state[R.CURRENT] = t, len(table), req.playerPosition
+    _declared_stuk(state)
     _check_voids(state, req.playerPosition)
     return state
+
+
+def _rules_state(req: Any) -> np.ndarray:
+    """A row with the request's rule knobs; 400 naming the field for a combination the rules refuse."""
+    try:
+        return R.new_state(rules=req.rules, stuk_mode=req.stukMode, quartet_values=req.quartetValues,
+                           amsterdam_undertrump_vs_opponent=req.amsterdamUndertrump)
+    except ValueError as e:
+        raise RequestError(400, f"amsterdamUndertrump: {e}") from None
+
+
+def _declared_stuk(state: np.ndarray) -> None:
+    """``stukMode: declared_from_hand``: 20 roem to the team of a seat that played both K and Q of trump."""
+    trump = int(state[R.TRUMP])
+    seats = {R.player_of(state, 8 * trump + rank) for rank in (R.KING, R.QUEEN)}
+    if int(state[R.STUK_MODE]) == R.STUK_DECLARED and len(seats) == 1 and -1 not in seats:
+        team = R.team_of(seats.pop())
+        state[R.ROEM + team] += R.STUK_ROEM
+        state[R.DECLARED_STUK] = team
 
 
 def _replay_history(state: np.ndarray, req: Any, history: list[list[int]]) -> None:
@@ -239,7 +271,8 @@ def _replay_history(state: np.ndarray, req: Any, history: list[list[int]]) -> No
             raise RequestError(422, f"no legal card: history[{i}].points is {trick.points}, the cards make {points}")
         state[R.TRICK + 4 * i:R.TRICK + 4 * i + 4] = cards
         state[R.LEADER + i], state[R.WINNER + i] = trick.leader, winner
-        state[R.TRICK_ROEM + i] = R.trick_roem(row, trump)
+        state[R.TRICK_ROEM + i] = R.trick_roem(row, trump, state[R.QUARTETS:R.QUARTETS + 8],
+                                               state[R.STUK_MODE] == R.STUK_SAME_TRICK)
         state[R.CARD_POINTS + R.team_of(winner)] += points
         state[R.ROEM + R.team_of(winner)] += state[R.TRICK_ROEM + i]
 
@@ -248,12 +281,12 @@ def _check_voids(state: np.ndarray, seat: int) -> None:
     """422 when the player's own hand contradicts what the player's earlier plays showed."""
     from .determinize import excluded_by_play
 
-    trump, amsterdam = int(state[R.TRUMP]), int(state[R.RULES]) == R.AMSTERDAM
+    trump, regime = int(state[R.TRUMP]), int(R.follow_regime(state))
     hand = int(state[R.HAND + seat])
     for t in range(int(state[R.TRICK_NO])):
         cards = [int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + 4]]
         k = (seat - int(state[R.LEADER + t])) % 4
-        if hand & excluded_by_play(cards[:k], cards[k], trump, amsterdam):
+        if hand & excluded_by_play(cards[:k], cards[k], trump, regime):
             raise RequestError(422, f"no legal card: history[{t}] shows seat {seat} could not hold "
                                     f"what its hand now holds (an illegal play or a wrong hand)")
 
@@ -371,7 +404,8 @@ def _sanitised(req: Any) -> dict:
     """Request fields worth logging: the position, not free text beyond the request id."""
     return {"hand": req.hand, "table": [p.card for p in req.table], "tricks": len(req.history),
             "trump": req.trump, "playerPosition": req.playerPosition, "rules": req.rules,
-            "scoringMode": req.scoringMode}
+            "amsterdamUndertrump": req.amsterdamUndertrump, "stukMode": req.stukMode,
+            "quartetValues": req.quartetValues, "scoringMode": req.scoringMode}
 
 
 # --- the app -------------------------------------------------------------------------------------
