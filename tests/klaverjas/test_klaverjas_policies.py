@@ -118,13 +118,15 @@ def test_heuristic_takes_cheaply_smears_on_partner_and_pulls_trumps():
     assert choose({1: ["JH", "AS", "7C"]}, [], leader=1, maker=0) == "AS"
 
 
-def test_search_plays_the_best_mean_over_its_determinised_deals():
-    """The search's card is the best average of exact solves over deals sampled from the seat's view."""
-    from tabletop_rl.klaverjas.policies import SearchPolicy
+@pytest.mark.parametrize("objective", ["points", "score"])
+def test_search_plays_the_best_mean_over_its_determinised_deals(objective):
+    """The search's card is the best average over deals sampled from the seat's view of the exact solves,
+    taken as points or as the deal score (nat: the makers lose everything)."""
+    from tabletop_rl.klaverjas.policies import SearchPolicy, deal_score_difference
 
     state = endgame(7, "amsterdam", tricks_left=4)
     seat = int(state[R.CURRENT])
-    policy = SearchPolicy(samples=5, seed=21)
+    policy = SearchPolicy(samples=5, seed=21, objective=objective)
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     R.legal_mask(state, mask)
     action = policy.act(None, mask, {"state": state, "player": seat})
@@ -132,9 +134,21 @@ def test_search_plays_the_best_mean_over_its_determinised_deals():
     totals: dict[int, float] = {}
     for _ in range(5):
         for card, value in card_values_of(determinize(state, seat, rng)).items():
-            totals[card] = totals.get(card, 0.0) + value
+            scored = value if objective == "points" else deal_score_difference(state, seat % 2, np.array(value))
+            totals[card] = totals.get(card, 0.0) + float(scored)
     assert set(totals) == set(np.flatnonzero(mask).tolist())
     assert totals[action] == max(totals.values())
+
+
+def test_deal_score_difference_counts_nat_from_either_side():
+    from tabletop_rl.klaverjas.policies import deal_score_difference
+
+    state = R.position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S"]}, "H", leader=0, maker=1)
+    state[R.CARD_POINTS:R.CARD_POINTS + 2] = [60, 70]
+    state[R.ROEM:R.ROEM + 2] = [20, 0]
+    # so far N-S 80, E-W 70 (makers). The rest decides: E-W need strictly more than N-S.
+    assert deal_score_difference(state, 1, np.array([30.0, 10.0, -10.0])).tolist() == [20.0, -182.0, -182.0]
+    assert deal_score_difference(state, 0, np.array([-30.0, -10.0, 10.0])).tolist() == [-20.0, 182.0, 182.0]
 
 
 def doubling_position(defender_hand: list[str], maker_hand: list[str] | None = None) -> np.ndarray:

@@ -38,7 +38,7 @@ from .solver import INF, card_values, deal_value, new_table
 BID_THRESHOLD = 45
 KRAAK_THRESHOLD = 50
 REKRAAK_THRESHOLD = 75
-NAT_DIFFERENCE = -R.DEAL_TOTAL  # the makers' score minus the defenders' when nat (roem not counted)
+OBJECTIVES = ("score", "points")
 
 
 def _mask(state: np.ndarray) -> np.ndarray:
@@ -152,60 +152,90 @@ class HeuristicPolicy(BasePolicy):
 
 
 # --- determinised search ----------------------------------------------------------------------------
-def pimc_card_means(state: np.ndarray, seat: int, samples: int, rng: np.random.Generator, table: np.ndarray,
-                    counter: np.ndarray | None = None) -> dict[int, float]:
-    """Perfect-information Monte Carlo from ``seat``'s view: the mean exact value (points for the seat's team,
-    ``solver.card_values``) of each legal card over ``samples`` deals of the unseen cards consistent with
-    what the seat has seen (``determinize``). ``table``: a ``solver.new_table()`` to reuse across calls.
+def pimc_card_samples(state: np.ndarray, seat: int, samples: int, rng: np.random.Generator, table: np.ndarray,
+                      counter: np.ndarray | None = None) -> np.ndarray:
+    """Perfect-information Monte Carlo from ``seat``'s view: ``float[samples, 32]``, for each of ``samples``
+    deals of the unseen cards consistent with what the seat has seen (``determinize``), the exact value
+    (``solver.card_values``: the rest of the deal's points for the seat's team minus the other's) of each
+    legal card, NaN for the others. ``table``: a ``solver.new_table()`` to reuse across calls.
 
     >>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP + 1)
-    >>> means = pimc_card_means(s, 0, 2, np.random.default_rng(0), new_table(12))
-    >>> sorted(means) == R.cards_of(int(s[R.HAND]))     # forehand leads: every card is legal
-    True
+    >>> values = pimc_card_samples(s, 0, 2, np.random.default_rng(0), new_table(12))
+    >>> values.shape, np.flatnonzero(~np.isnan(values[0])).tolist() == R.cards_of(int(s[R.HAND]))
+    ((2, 32), True)
     """
     out = np.empty(R.NUM_CARDS, np.int64)
     counter = np.zeros(1, np.int64) if counter is None else counter
-    total = np.zeros(R.NUM_CARDS, np.float64)
-    for _ in range(samples):
+    values = np.empty((samples, R.NUM_CARDS), np.float64)
+    for i in range(samples):
         card_values(determinize(state, seat, rng), out, table, counter)
-        total += np.where(out > -INF, out, 0)
-    return {int(c): float(total[c] / samples) for c in np.flatnonzero(out > -INF)}
+        values[i] = np.where(out > -INF, out, np.nan)
+    return values
+
+
+def deal_score_difference(state: np.ndarray, team: int, rest: np.ndarray) -> np.ndarray:
+    """The deal score of ``team`` minus the other team's when the rest of the deal adds ``rest`` (point
+    differences for ``team``) to the points so far: the point difference while the makers make it, else
+    nat: the defenders' 162 plus the roem so far (roem still to come and pit are not counted). NaN stays.
+
+    >>> s = R.position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S"]}, "H", leader=0, maker=0)
+    >>> deal_score_difference(s, 0, np.array([21.0, -21.0, np.nan])).tolist()
+    [21.0, -162.0, nan]
+    """
+    so_far = [int(state[R.CARD_POINTS + t] + state[R.ROEM + t]) for t in range(2)]
+    d = so_far[team] - so_far[1 - team] + rest
+    nat = R.DEAL_TOTAL + int(state[R.ROEM] + state[R.ROEM + 1])
+    if R.team_of(int(state[R.MAKER])) == team:
+        scored = np.where(d > 0, d, -nat)
+    else:
+        scored = np.where(d < 0, d, nat)
+    return np.where(np.isnan(rest), np.nan, scored)
+
+
+def card_means(state: np.ndarray, seat: int, values: np.ndarray, objective: str) -> dict[int, float]:
+    """Mean over the samples of each legal card's value (``pimc_card_samples``) for ``objective``:
+    ``points`` (point difference) or ``score`` (``deal_score_difference``: nat counts)."""
+    if objective == "score":
+        values = deal_score_difference(state, R.team_of(seat), values)
+    legal = np.flatnonzero(~np.isnan(values[0]))
+    return dict(zip(legal.tolist(), values[:, legal].mean(axis=0).tolist()))
 
 
 class SearchPolicy(BasePolicy):
-    """Perfect-information Monte Carlo (``pimc_card_means``) with ``samples`` deals per decision: the card
-    with the best mean value. Trump choice as ``heuristic``. Kraken: the same samples, each deal solved
-    from the first lead (``solver.deal_value``), estimate the makers' score minus the defenders' (the
-    solved difference when it is positive, else nat: -162); a defender doubles when that mean is below
-    zero, a maker redoubles when it is above. ``stats.nodes``: solver nodes."""
+    """Perfect-information Monte Carlo (``pimc_card_samples``) with ``samples`` deals per decision: the card
+    with the best mean value for ``objective`` (``score``: the deal score, nat included, the default;
+    ``points``: the point difference). Trump choice as ``heuristic``. Kraken: the same samples, each deal
+    solved from its first lead (``solver.deal_value``), give the mean deal-score margin of the makers; a
+    defender doubles when it is below zero, a maker redoubles when it is above. ``stats.nodes``: solver nodes."""
 
-    def __init__(self, name: str = "search", seed: int | None = None, samples: int = 12) -> None:
+    def __init__(self, name: str = "search", seed: int | None = None, samples: int = 12,
+                 objective: str = "score") -> None:
         super().__init__(name, seed)
         if samples < 1:
             raise ValueError(f"samples must be at least 1, got {samples}")
         self.samples = samples
+        self.objective = OBJECTIVES[R.option_index(objective, "objective", OBJECTIVES)]
         self._table = new_table()
 
     def card_means(self, state: np.ndarray, seat: int) -> dict[int, float]:
-        """Mean solved value (points for the seat's team) of each legal card over the samples."""
+        """Mean value (for ``objective``, the seat's team) of each legal card over the samples."""
         counter = np.zeros(1, np.int64)
-        means = pimc_card_means(state, seat, self.samples, self.rng, self._table, counter)
+        values = pimc_card_samples(state, seat, self.samples, self.rng, self._table, counter)
         self.add_nodes(int(counter[0]))
-        return means
+        return card_means(state, seat, values, self.objective)
 
     def makers_margin(self, state: np.ndarray, seat: int) -> float:
-        """Mean over the samples of the makers' deal score minus the defenders' (nat counted as -162), each
-        sampled deal solved from its first lead; ``state`` is in the doubling phase."""
+        """Mean over the samples of the makers' deal score minus the defenders' (``deal_score_difference``),
+        each sampled deal solved from its first lead; ``state`` is in the doubling phase."""
         counter = np.zeros(1, np.int64)
-        sign = 1 if R.team_of(int(state[R.MAKER])) == 0 else -1
-        total = 0.0
-        for _ in range(self.samples):
+        makers = R.team_of(int(state[R.MAKER]))
+        rest = np.empty(self.samples)
+        for i in range(self.samples):
             deal = determinize(state, seat, self.rng)
             R.open_play(deal)
-            margin = sign * deal_value(deal, self._table, counter)
-            total += margin if margin > 0 else NAT_DIFFERENCE
+            rest[i] = (1 if makers == 0 else -1) * deal_value(deal, self._table, counter)
         self.add_nodes(int(counter[0]))
-        return total / self.samples
+        return float(deal_score_difference(state, makers, rest).mean())
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, seat = state_and_seat(info, "search")
@@ -243,4 +273,4 @@ class ModelPolicy(BasePolicy):
 
 register_policy("klaverjas", "heuristic", HeuristicPolicy)
 register_policy("klaverjas", "model", ModelPolicy, (Option("path", str, "packaged"),))
-register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12),))
+register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12), Option("objective", str, "score")))
