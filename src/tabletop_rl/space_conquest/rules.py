@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels import splitmix64
+
 # --- board --------------------------------------------------------------------------
 WIDTH, HEIGHT = 12, 10
 NUM_STARS = 16
@@ -101,11 +103,8 @@ def new_game(seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, loss_model: int 
 def next_u64(state):
     """splitmix64: advance the game's generator and return 64 random bits."""
     word = state[RNG:RNG + 1].view(np.uint64)
-    word[0] += np.uint64(0x9E3779B97F4A7C15)
-    z = word[0]
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    word[0], z = splitmix64(word[0])
+    return z
 
 
 @njit(cache=True)

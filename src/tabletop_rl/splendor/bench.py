@@ -19,6 +19,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from ..kernels import pick_legal
 from . import rules as R
 
 FIRST_STEP = (
@@ -122,7 +123,7 @@ def gym_steps_per_second(seconds: float) -> float:
 def random_legal_actions(masks, draws, actions):
     """``actions[i]`` = the legal move of ``masks[i]`` picked by ``draws[i]`` (uniform over the legal moves)."""
     for i in range(masks.shape[0]):
-        actions[i] = R.pick_legal(masks[i], draws[i] % masks[i].sum())
+        actions[i] = pick_legal(masks[i], draws[i] % masks[i].sum())
 
 
 def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:

@@ -16,6 +16,8 @@ from importlib import resources
 import numpy as np
 from numba import njit, prange
 
+from ..kernels import pick_legal, splitmix64
+
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
 TOKEN_NAMES = COLOURS + ("gold",)
@@ -193,16 +195,7 @@ def noble_qualifies(state, p, noble, nobles):
     return True
 
 
-# --- RNG (splitmix64 for seeding, xorshift64* for playouts) ---------------------------
-@njit(cache=True, inline="always")
-def splitmix64(x):
-    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
-    z = x
-    z = ((z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & np.uint64(0xFFFFFFFFFFFFFFFF)
-    z = ((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & np.uint64(0xFFFFFFFFFFFFFFFF)
-    return x, z ^ (z >> np.uint64(31))
-
-
+# --- RNG (splitmix64, for seeding and playouts) ----------------------------------------
 @njit(cache=True)
 def _rand_below(rng, n):
     """Uniform int in [0, n) from a splitmix64 stream held in ``rng[0]``."""
@@ -566,17 +559,6 @@ def end_reward(state, seat):
 
 
 # --- random play ---------------------------------------------------------------------
-@njit(cache=True)
-def pick_legal(mask, k):
-    """Index of the ``k``-th (0-based) set entry of ``mask``."""
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if k == 0:
-                return a
-            k -= 1
-    return -1
-
-
 @njit(cache=True)
 def random_step(state, cards, nobles, mask):
     """One uniformly random legal action from the game's own RNG; returns the action or -1 if over."""

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from ..agents.base import BasePolicy
+from ..kernels import pick_legal, splitmix64
 from . import rules as R
 from .policies import (
     DEFAULT_GREEDY_WEIGHTS,
@@ -48,7 +49,7 @@ CHUNK = 32  # MCTS iterations between clock checks under a time budget
 @njit(cache=True, inline="always")
 def _next(rng):
     """The next 64 random bits of the splitmix64 stream held in ``rng[0]``."""
-    rng[0], z = R.splitmix64(rng[0])
+    rng[0], z = splitmix64(rng[0])
     return z
 
 
@@ -357,7 +358,7 @@ def rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch
         if greedy and _uniform(rng) >= epsilon:
             action = greedy_action(state, cards, nobles, weights, mask, scratch)
         else:
-            action = R.pick_legal(mask, _below(rng, R.legal_mask(state, cards, nobles, mask)))
+            action = pick_legal(mask, _below(rng, R.legal_mask(state, cards, nobles, mask)))
         R.apply_action(state, action, cards, nobles)
 
 

@@ -1,0 +1,37 @@
+"""numba helpers shared by the game cores: one step of the splitmix64 generator, and the k-th legal move.
+
+Each game keeps its generator's state in its own row and draws with ``splitmix64``; random players pick
+among the legal moves with ``pick_legal``.
+
+>>> import numpy as np
+>>> hex(int(splitmix64(np.uint64(0))[1]))
+'0xe220a8397b1dcdaf'
+>>> pick_legal(np.array([False, True, False, True]), 1)
+3
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def splitmix64(x):
+    """Advance the generator state ``x`` (uint64); return ``(new state, 64 random bits)``."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x, z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def pick_legal(mask, k):
+    """Index of the ``k``-th (0-based) set entry of ``mask``, -1 if there are fewer."""
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
