@@ -245,7 +245,7 @@ def test_local_model_answers_first_and_stays_within_legal_cards(tmp_path):
     from tabletop_rl.klaverjas import model as M
 
     path = tmp_path / "model.txt"
-    M.save(M.MLP.initialised([M.FEATURES, 16, 32], seed=3), path)
+    M.save(M.MLP.initialised([M.FEATURES, 16, 1], seed=3), path)
     with Server(ServiceConfig(model_path=str(path))) as c:
         assert c.get("/healthz").json()["model"]["name"] == "klaverjas-mlp"
         body = c.post("/v1/best-card", json=request(allowFallback=False)).json()

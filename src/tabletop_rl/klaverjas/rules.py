@@ -48,12 +48,11 @@ QUARTET_PRESETS = {
 DEAL_TOTAL = 162
 TRICKS_PER_DEAL = 8
 
-DE_BRUIJN = 0x07EDD5E59A4E28C2
+DE_BRUIJN = 0x07EDD5E59A4E28C2  # a de Bruijn sequence: the top 6 bits of (lowest bit * it) are unique
 DE_BRUIJN_INDEX = np.zeros(64, np.int64)
 for _bit in range(64):
     DE_BRUIJN_INDEX[((1 << _bit) * DE_BRUIJN & (2**64 - 1)) >> 58] = _bit
 DE_BRUIJN_INDEX.setflags(write=False)
-DE_BRUIJN_SIGNED = np.int64(DE_BRUIJN - (1 << 64) if DE_BRUIJN >= 1 << 63 else DE_BRUIJN)
 
 # --- options (stored in the row) ----------------------------------------------------------
 RULE_SETS = ("rotterdam", "amsterdam")
@@ -178,7 +177,7 @@ def popcount(x):
 @njit(cache=True, inline="always")
 def lowest_card(x):
     """Id of the lowest card in a non-empty set (a de Bruijn multiply: no loop over the bits)."""
-    return DE_BRUIJN_INDEX[((x & -x) * DE_BRUIJN_SIGNED >> 58) & 63]
+    return DE_BRUIJN_INDEX[((x & -x) * DE_BRUIJN >> 58) & 63]  # int64 wraps; the mask undoes the sign
 
 
 # --- tricks -------------------------------------------------------------------------------
