@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from ..kernels import pick_legal, splitmix64
+
 # --- cards -----------------------------------------------------------------------------
 SUITS = "CDHS"
 RANKS = ("7", "8", "9", "10", "J", "Q", "K", "A")
@@ -314,16 +316,7 @@ def legal_mask(state, mask):
     return 4
 
 
-# --- RNG (splitmix64) ------------------------------------------------------------------------
-@njit(cache=True, inline="always")
-def splitmix64(x):
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    z = x
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x, z ^ (z >> np.uint64(31))
-
-
+# --- RNG (splitmix64, shared with the other games: tabletop_rl.kernels) ---------------------------
 @njit(cache=True)
 def random_below(state, n):
     """Uniform int in [0, n) from the match's RNG words."""
@@ -593,17 +586,6 @@ def reset_state(state, seed):
     state[RNG] = np.int64(z & np.uint64(MASK32))
     state[RNG + 1] = np.int64(z >> np.uint64(32))
     deal(state)
-
-
-@njit(cache=True)
-def pick_legal(mask, k):
-    """The ``k``-th legal action of ``mask``."""
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if k == 0:
-                return a
-            k -= 1
-    return -1
 
 
 @njit(cache=True)
