@@ -128,7 +128,7 @@ def random_legal_actions(masks, draws, actions):
 
 def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:
     """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
-    5 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
+    30 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
     from .vector import SplendorVectorEnv
 
     env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy)
