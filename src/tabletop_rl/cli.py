@@ -56,6 +56,27 @@ def split_specs(text: str) -> list[str]:
     return specs
 
 
+def parse_game_options(text: str) -> dict[str, object]:
+    """``key=value,...`` game options: whole numbers become ``int``, ``true``/``false`` ``bool``, the rest stays text.
+
+    >>> parse_game_options("rules=amsterdam,deals=16,kraken=true")
+    {'rules': 'amsterdam', 'deals': 16, 'kraken': True}
+    """
+    options: dict[str, object] = {}
+    for item in (piece.strip() for piece in text.split(",") if piece.strip()):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
+            raise UsageError(f"game option {item!r} is not key=value")
+        if key in options:
+            raise UsageError(f"game option {key!r} is given twice")
+        lowered = value.lower()
+        if lowered in ("true", "false"):
+            options[key] = lowered == "true"
+        else:
+            options[key] = int(value) if value.lstrip("-").isdigit() else value
+    return options
+
+
 # --- arena ------------------------------------------------------------------------------------------
 def _add_arena(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
@@ -77,6 +98,9 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out; arguments left out are taken from its config.json")
     p.add_argument("--num-players", type=int, metavar="N", help="players per game (default 2)")
+    p.add_argument("--options", metavar="KEY=VALUE,...", help="game options: " + "; ".join(
+        f"{name}: {', '.join(GAMES[name].game_options)}" for name in sorted(GAMES) if GAMES[name].game_options)
+        + " (e.g. klaverjas --options rules=amsterdam,deals=16,kraken=true; docs/arena.md)")
     p.set_defaults(func=_arena, prog=p.prog)
 
 
@@ -88,8 +112,10 @@ def _arena(args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --out DIR, the run to continue")
     old = (read_config(args.out) or {}) if args.resume else {}
     given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
-             "seed": args.seed, "num_players": args.num_players}
-    defaults = {"players": list(_default_players(args.game)), "games": DEFAULT_GAMES, "seed": 0, "num_players": 2}
+             "seed": args.seed, "num_players": args.num_players,
+             "options": parse_game_options(args.options) if args.options else None}
+    defaults = {"players": list(_default_players(args.game)), "games": DEFAULT_GAMES, "seed": 0, "num_players": 2,
+                "options": {}}
     chosen = {k: v if v is not None else old.get(k, defaults[k]) for k, v in given.items()}
     out = args.out or default_out_dir(args.game)
     try:

@@ -123,3 +123,28 @@ def test_cli_arena_klaverjas(tmp_path, capsys: pytest.CaptureFixture[str]) -> No
                  "--out", str(out)]) == 0
     assert len(load_games(out)) == 2
     assert "heuristic vs random" in capsys.readouterr().out
+
+
+def test_the_adapters_game_options_are_the_match_options_of_the_core() -> None:
+    import inspect
+
+    from tabletop_rl.arena.games import KlaverjasAdapter
+
+    assert KlaverjasAdapter.game_options == tuple(inspect.signature(R.options_row).parameters)
+
+
+def test_cli_game_options_reach_every_game_resume_and_replay(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["arena", "klaverjas", "--players", "heuristic,random", "--games", "2", "--jobs", "1", "--out", str(out)]
+    assert main([*args, "--options", "rules=amsterdam,deals=2,kraken=true"]) == 0
+    records = load_games(out)
+    assert [r["options"] for r in records] == [{"rules": "amsterdam", "deals": 2, "kraken": True}] * 2
+    assert all(r["moves"][0].startswith("trump:") and r["moves"][1] in ("kraak", "pass") for r in records)
+    for record in records:
+        adapter, frames = replay_frames(record)
+        first, last = frames[0], frames[-1]
+        assert (int(first[R.RULES]), int(first[R.KRAKEN]), int(last[R.DEAL_NO])) == (R.AMSTERDAM, 1, 2)
+        assert adapter.scores(last) == record["scores"]
+    assert main([*args[:-2], "--out", str(out), "--resume", "--games", "4"]) == 2  # other arguments: refused
+    assert "games was 2, now 4" in capsys.readouterr().err
+    assert main(["arena", "klaverjas", "--out", str(out), "--resume"]) == 0  # options come from the run's config

@@ -15,7 +15,7 @@ simultaneous moves (``simultaneous = True``, Space Conquest) writes it itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,6 +28,7 @@ class GameAdapter(Protocol):
     name: str
     player_counts: tuple[int, ...]
     default_max_plies: int | None
+    game_options: tuple[str, ...]  # keyword options of the constructor (``get_adapter(game, options)``)
     simultaneous: bool
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any: ...
@@ -113,6 +114,7 @@ class SplendorAdapter(TurnBased):
 
     name = "splendor"
     player_counts = (2, 3, 4)
+    game_options: tuple[str, ...] = ()  # the ply cap is the arena's own max_plies
 
     @property
     def default_max_plies(self) -> int:
@@ -225,6 +227,8 @@ class KlaverjasAdapter(TurnBased):
     name = "klaverjas"
     player_counts = (2,)
     default_max_plies = None  # every deal ends after 8 tricks
+    game_options = ("deals", "rules", "trump_selection", "all_pass", "first_lead", "pit_for_defenders", "kraken",
+                    "target", "quartet_values", "stuk_mode", "amsterdam_undertrump_vs_opponent")  # options_row's
 
     def __init__(self, deals: int = 1, **options: Any) -> None:
         """``options``: further match options of ``klaverjas.rules.options_row`` (rules, kraken, target, ...)."""
@@ -367,6 +371,12 @@ class SpaceConquestAdapter:
     name = "space-conquest"
     player_counts = (2,)
     simultaneous = True
+    game_options = ("loss_model",)  # the turn cap is the arena's max_plies
+
+    def __init__(self, loss_model: str = "flat") -> None:
+        from ..space_conquest.game import check_settings
+        check_settings(self.default_max_plies, loss_model)
+        self.loss_model = loss_model
 
     @property
     def default_max_plies(self) -> int:
@@ -375,7 +385,7 @@ class SpaceConquestAdapter:
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any:
         from ..space_conquest import SpaceConquestGame
-        return SpaceConquestGame(seed, self.default_max_plies if max_plies is None else max_plies)
+        return SpaceConquestGame(seed, self.default_max_plies if max_plies is None else max_plies, self.loss_model)
 
     def pending_players(self, game: Any) -> list[int]:
         return [] if game.is_over else [0, 1]
@@ -438,9 +448,23 @@ GAMES: dict[str, Callable[[], GameAdapter]] = {"splendor": SplendorAdapter, "kla
                                                "space-conquest": SpaceConquestAdapter}
 
 
-def get_adapter(game: str) -> GameAdapter:
-    """The adapter for ``game``; ``ValueError`` naming the known games otherwise."""
+def get_adapter(game: str, options: Mapping[str, Any] | None = None) -> GameAdapter:
+    """The adapter for ``game`` with its game ``options`` (the adapter's ``game_options``, e.g. klaverjas
+    ``{"rules": "amsterdam", "deals": 16}``); ``ValueError`` naming the known games or the bad option.
+
+    >>> get_adapter("klaverjas", {"deals": 4}).deals
+    4
+    >>> get_adapter("splendor", {"deals": 4})
+    Traceback (most recent call last):
+    ValueError: splendor has no game option 'deals' (it has none)
+    """
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; the arena knows: {', '.join(sorted(GAMES))}")
-    return GAMES[game]()
+    adapter = GAMES[game]
+    options = dict(options or {})
+    for key in options:
+        if key not in adapter.game_options:
+            known = ", ".join(adapter.game_options) or "none"
+            raise ValueError(f"{game} has no game option {key!r} (it has {known})")
+    return adapter(**options)
 

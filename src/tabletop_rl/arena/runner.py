@@ -65,26 +65,29 @@ def policy_for(game: str, spec: str) -> Any:
     return _POLICIES[key]
 
 
-def play_match(game: str, match: Match, num_players: int, max_plies: int | None) -> dict[str, Any]:
+def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
+               options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play one scheduled game to its end and return its record; a policy that raises ends the game
     and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating.
 
-    Each seat's policy is reset with ``derive_seed(match.seed, seat)``, so the record's seed and
-    seats replay the same game (for policies whose budget is not wall time). LLM players
+    ``options`` are the game's (``get_adapter``). Each seat's policy is reset with
+    ``derive_seed(match.seed, seat)``, so the record's seed, options and seats replay the same game (for
+    policies whose budget is not wall time). LLM players
     (arena/llm.py): a forfeit loses the game; a match whose server stayed unavailable is played again
     up to ``VOID_RERUNS`` times and otherwise comes back with ``void`` set; a refused request
     (``FatalLLMError``) stops the run.
     """
-    record, reruns = _play_once(game, match, num_players, max_plies), 0
+    record, reruns = _play_once(game, match, num_players, max_plies, options), 0
     while record.get("void") and reruns < arena_llm.VOID_RERUNS:
-        record, reruns = _play_once(game, match, num_players, max_plies), reruns + 1
+        record, reruns = _play_once(game, match, num_players, max_plies, options), reruns + 1
     if reruns:
         record["void_reruns"] = reruns
     return record
 
 
-def _play_once(game: str, match: Match, num_players: int, max_plies: int | None) -> dict[str, Any]:
-    adapter = get_adapter(game)
+def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
+               options: dict[str, Any] | None) -> dict[str, Any]:
+    adapter = get_adapter(game, options)
     start = time.perf_counter()
     state = adapter.new_game(match.seed, num_players, max_plies)
     n = len(match.seats)
@@ -119,8 +122,9 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None)
         error = f"seat {seat} ({match.seats[seat]}) raised {type(e).__name__}: {e}"
         trace = traceback.format_exc(limit=-4)
     record = {
-        "index": match.index, "game": game, "num_players": num_players, "max_plies": max_plies,
-        "deal": match.deal, "seed": match.seed, "seats": list(match.seats), "moves": moves, "plies": len(moves),
+        "index": match.index, "game": game, **({"options": options} if options else {}),
+        "num_players": num_players, "max_plies": max_plies, "deal": match.deal, "seed": match.seed,
+        "seats": list(match.seats), "moves": moves, "plies": len(moves),
         "scores": adapter.scores(state), "winners": adapter.winners(state) if error is None else [],
         "ranks": adapter.ranks(state) if error is None else None, "truncated": adapter.is_truncated(state),
         "error": error, "error_seat": seat if error else None, "traceback": trace,
@@ -132,14 +136,16 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None)
 
 def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greedy"), games: int = 10,
               seed: int = 0, jobs: int = 2, out: Path | str | None = None, resume: bool = False,
-              num_players: int = 2, max_plies: int | None = None, progress: bool = True,
-              log: IO[str] | None = None) -> dict[str, Any]:
+              num_players: int = 2, max_plies: int | None = None, options: dict[str, Any] | None = None,
+              progress: bool = True, log: IO[str] | None = None) -> dict[str, Any]:
     """Play every scheduled game not yet in ``out/games.jsonl``, then write and return the summary.
 
-    ``games`` is per table (see ``schedule``). ``resume=True`` continues the run in ``out`` (which must
-    have been started with the same arguments; ``jobs`` may differ). ``ValueError`` for bad arguments.
+    ``games`` is per table (see ``schedule``); ``options`` are the game's (``get_adapter``). ``resume=True``
+    continues the run in ``out`` (which must have been started with the same arguments; ``jobs`` may
+    differ). ``ValueError`` for bad arguments.
     """
-    adapter = get_adapter(game)
+    options = dict(options or {})
+    adapter = get_adapter(game, options)
     if num_players not in adapter.player_counts:
         raise ValueError(f"{game} is played by {', '.join(map(str, adapter.player_counts))} players, "
                          f"not {num_players!r}")
@@ -152,7 +158,8 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     config = {"game": game, "players": names, "games": games, "seed": seed, "num_players": num_players,
-              "max_plies": max_plies if max_plies is not None else adapter.default_max_plies}
+              "max_plies": max_plies if max_plies is not None else adapter.default_max_plies,
+              **({"options": options} if options else {})}  # absent when empty: older runs still resume
     records = prepare_run(out, config, resume)
     done = {r["index"] for r in records}
     todo = [m for m in matches if m.index not in done]
@@ -163,7 +170,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
               file=log or sys.stderr)
         bar = Progress(len(matches), len(done), stream=log)
     with open_games(out) as fh:
-        for record in _play_all(todo, game, num_players, config["max_plies"], jobs, threads):
+        for record in _play_all(todo, game, num_players, config["max_plies"], options, jobs, threads):
             if not record.get("void"):  # a void game is not written, so --resume plays it again
                 append_game(fh, record)
             records.append(record)
@@ -175,13 +182,13 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     return write_report(out, records, config)
 
 
-def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None,
+def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None, options: dict[str, Any],
               jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
     """Records as games finish: in this process for ``jobs=1``, else in ``jobs`` spawned workers, or
     ``jobs`` threads when ``threads`` (LLM players wait on the network, not the CPU)."""
     if jobs == 1 or len(todo) <= 1:
         for match in todo:
-            yield play_match(game, match, num_players, max_plies)
+            yield play_match(game, match, num_players, max_plies, options)
         return
     if threads:
         pool: ThreadPoolExecutor | ProcessPoolExecutor = ThreadPoolExecutor(max_workers=min(jobs, len(todo)))
@@ -190,7 +197,7 @@ def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | N
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
                                    initializer=_ignore_interrupt)
     try:
-        pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies) for m in todo}
+        pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies, options) for m in todo}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:

@@ -218,7 +218,7 @@ def result_line(adapter: GameAdapter, state: Any) -> str:
 # --- replay ----------------------------------------------------------------------------------------
 def replay_frames(record: dict[str, Any]) -> tuple[GameAdapter, list[Any]]:
     """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k steps)."""
-    adapter = get_adapter(record["game"])
+    adapter = get_adapter(record["game"], record.get("options"))
     state = adapter.new_game(record["seed"], record["num_players"], record["max_plies"])
     frames = [adapter.from_json(adapter.to_json(state))]
     for ply, entry in enumerate(record["moves"], 1):

@@ -31,7 +31,8 @@ def _seed_int(seed: int | None) -> int:
     return int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
-def _check_settings(max_turns: Any, loss_model: Any) -> None:
+def check_settings(max_turns: Any, loss_model: Any) -> None:
+    """``ValueError`` naming a bad turn cap or loss model."""
     if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
         raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
     if loss_model not in R.LOSS_MODELS:
@@ -47,7 +48,7 @@ class SpaceConquestGame:
 
     def __init__(self, seed: int | None = None, max_turns: int = R.DEFAULT_MAX_TURNS,
                  loss_model: str = "flat") -> None:
-        _check_settings(max_turns, loss_model)
+        check_settings(max_turns, loss_model)
         self.seed = _seed_int(seed)
         self.max_turns = int(max_turns)
         self.loss_model = loss_model
