@@ -5,7 +5,7 @@ and again as E-W, under both rule sets (default knobs otherwise).
 
 A deal is won by the team with the higher deal score (the makers unless they go nat), a tie counts half.
 Prints, per rule set and overall, A's share of the deals won with its 95% Wilson interval and A's mean
-score difference per deal. Policies see only the acting seat's view (``teacher.seat_view``).
+score difference per deal. Policies see only the acting seat's view (``rules.seat_view``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import numpy as np
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas.teacher import seat_view
 from tabletop_rl.stats import wilson_interval
 
 
@@ -28,7 +27,7 @@ def play_deal(seed: int, rules: str, seats: list) -> np.ndarray:
     while int(state[R.PHASE]) != R.OVER:
         R.legal_mask(state, mask)
         seat = int(state[R.CURRENT])
-        R.apply_action(state, seats[seat].act(None, mask, {"state": seat_view(state, seat), "player": seat}))
+        R.apply_action(state, seats[seat].act(None, mask, {"state": R.seat_view(state, seat), "player": seat}))
     return state
 
 

@@ -22,7 +22,7 @@ def random_positions(count: int, seed: int) -> list[np.ndarray]:
         R.apply_action(state, R.NAME_TRUMP + int(rng.integers(4)))
         while int(state[R.PHASE]) != R.OVER:
             if R.legal_mask(state, mask) > 1:
-                views.append(T.seat_view(state, int(state[R.CURRENT])))
+                views.append(R.seat_view(state, int(state[R.CURRENT])))
             R.apply_action(state, int(rng.choice(np.flatnonzero(mask))))
     return views[:count]
 

@@ -257,10 +257,7 @@ class KlaverjasAdapter(TurnBased):
     def info(self, game: np.ndarray, seat: int) -> dict[str, Any]:
         from ..klaverjas import rules as R
         acting = self._acting_seat(game, seat)
-        view = game.copy()
-        view[R.HAND:R.HAND + 4] = [game[R.HAND + s] if s == acting else 0 for s in range(4)]
-        view[R.RNG:R.RNG + 2] = 0  # the dealing RNG would let a policy recompute the deal
-        return {"state": view, "player": acting}
+        return {"state": R.seat_view(game, acting), "player": acting}
 
     def step(self, game: np.ndarray, action: int | str) -> None:
         from ..klaverjas import rules as R

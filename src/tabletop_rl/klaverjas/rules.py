@@ -681,6 +681,19 @@ def hand_of(cards: list[int]) -> int:
     return hand
 
 
+def seat_view(state: np.ndarray, seat: int) -> np.ndarray:
+    """A copy of ``state`` holding only what ``seat`` may see: its own hand and the public record (the other
+    hands and the dealing RNG, which would let a policy recompute the deal, are blanked).
+
+    >>> view = seat_view(new_state(seed=1), 0); [bool(view[HAND + s]) for s in range(4)], int(view[RNG])
+    ([True, False, False, False], 0)
+    """
+    view = state.copy()
+    view[HAND:HAND + 4] = [state[HAND + s] if s == seat else 0 for s in range(4)]
+    view[RNG:RNG + 2] = 0
+    return view
+
+
 def option_index(value: str, name: str, choices: tuple[str, ...]) -> int:
     """Index of ``value`` in ``choices``; ``ValueError`` naming the option otherwise."""
     if value not in choices:

@@ -37,14 +37,6 @@ from .solver import new_table
 DEFAULT_SAMPLES = (4, 6, 6, 6, 6, 6, 6, 6)
 
 
-def seat_view(state: np.ndarray, seat: int) -> np.ndarray:
-    """A copy of ``state`` holding only what ``seat`` may see: its own hand and the public record."""
-    view = state.copy()
-    view[R.HAND:R.HAND + 4] = [state[R.HAND + s] if s == seat else 0 for s in range(4)]
-    view[R.RNG:R.RNG + 2] = 0
-    return view
-
-
 def play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore: float, table: np.ndarray,
                        player: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Play one deal with the teacher, or with ``player`` (an object with ``card_scores(view, legal)``, such as
@@ -63,7 +55,7 @@ def play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore:
             action = int(legal[0])
         else:
             seat, n = int(state[R.CURRENT]), samples[int(state[R.TRICK_NO])]
-            view = seat_view(state, seat)
+            view = R.seat_view(state, seat)
             legal = [int(c) for c in legal]
             sampled = pimc_card_samples(view, seat, n, rng, table)
             padded = np.full((max(samples), R.NUM_CARDS), np.nan, np.float32)
