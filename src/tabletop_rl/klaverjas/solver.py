@@ -105,6 +105,18 @@ def _slot(hands, context, size):
 
 
 @njit(cache=True)
+def _foreign(hands, played, t, n, seat):
+    """The cards ``seat``'s cards are up against: the other hands and the ``n`` cards on the table of trick ``t``."""
+    foreign = np.int64(0)
+    for s in range(4):
+        if s != seat:
+            foreign |= hands[s]
+    for k in range(n):
+        foreign |= np.int64(1) << played[4 * t + k]
+    return foreign
+
+
+@njit(cache=True)
 def _trick_gain(played, t, leader, cfg):
     """Winner seat and points (cards + roem + last-trick bonus) of the complete trick ``t``."""
     cards = played[4 * t:4 * t + 4]
@@ -184,15 +196,10 @@ def _fill_moves(node, hands, played, t, n, seat, cfg, first):
         node[S_MOVES] = R.lowest_card(legal)
         node[S_COUNT] = 1
         return
-    foreign = np.int64(0)
-    for s in range(4):
-        if s != seat:
-            foreign |= hands[s]
+    foreign = _foreign(hands, played, t, n, seat)
     led, best, partner = -1, 0, False
     if n:
         cards = played[4 * t:4 * t + 4]
-        for k in range(n):
-            foreign |= np.int64(1) << cards[k]
         led = R.suit_of(cards[0])
         winning = R.winning_position(cards, n, trump)
         best = R.strength(cards[winning], trump, led)
@@ -434,13 +441,7 @@ def _copy_equivalents(out, hands, played, t, n, seat, cfg):
     """Give each legal card pruned as interchangeable the value of the nearest lower searched card of
     its suit (the one it is interchangeable with, see ``_equivalents``)."""
     legal = R.legal_cards(hands[seat], played[4 * t:4 * t + 4], n, cfg[C_TRUMP], cfg[C_REGIME])
-    foreign = np.int64(0)
-    for s in range(4):
-        if s != seat:
-            foreign |= hands[s]
-    for k in range(n):
-        foreign |= np.int64(1) << played[4 * t + k]
-    pruned = _equivalents(legal, foreign, cfg)
+    pruned = _equivalents(legal, _foreign(hands, played, t, n, seat), cfg)
     for card in range(R.NUM_CARDS):
         if (pruned >> card) & 1:
             rep = card - 1
