@@ -198,6 +198,7 @@ def test_make_vec_gives_the_native_env_and_matches_gymnasiums_sync_vectorisation
         obs1, _r, _t, _u, info1 = native.step(actions)
         obs2, _r, _t, _u, info2 = sync.step(actions)
 
+
 def test_dense_reward_adds_the_learners_points_over_15():
     env = SplendorVectorEnv(num_envs=16, reward="dense", seat=0)
     rng = np.random.default_rng(2)

@@ -169,11 +169,11 @@ def loss_chance(model, dist):
     return 1.0 - (1.0 - risk) ** (1.0 / dist)
 
 
-
 def route_risk(loss_model: int, distance: int) -> float:
     """The chance that a fleet sent ``distance`` turns is lost on the way: each turn rolls the model's
     per-turn chance (flat: ``route_risk(0, 3) == 1 - 0.98 ** 3``)."""
     return 1 - (1 - loss_chance(loss_model, distance)) ** distance
+
 
 @njit(cache=True)
 def log_event(log, kind, turn, player, star, a, b, c, d, e):
