@@ -17,8 +17,8 @@ import httpx
 import numpy as np
 import uvicorn
 
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas.service import ServiceConfig, create_app
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.ui.klaverjas_service import ServiceConfig, create_app
 
 
 def requests_from_play(count: int, seed: int) -> list[dict]:

@@ -14,7 +14,7 @@ import argparse
 import numba
 import numpy as np
 
-from tabletop_rl.splendor.bench import batched, compile_times, print_table, python_api
+from tabletop_rl.ui.bench import batched, compile_times, print_table, python_api
 
 
 def main() -> None:
@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--skip-compile", action="store_true", help="skip the cold/warm start subprocesses")
     args = ap.parse_args()
 
-    from tabletop_rl.splendor import rules as R
+    from tabletop_rl.games.splendor import rules as R
 
     rows: list[tuple[str, str]] = []
     if not args.skip_compile:

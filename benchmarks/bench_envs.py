@@ -13,7 +13,7 @@ import argparse
 
 import numba
 
-from tabletop_rl.splendor.bench import aec_steps_per_second, gym_steps_per_second, print_table, vector_steps_per_second
+from tabletop_rl.ui.bench import aec_steps_per_second, gym_steps_per_second, print_table, vector_steps_per_second
 
 
 def main() -> None:
@@ -24,7 +24,7 @@ def main() -> None:
 
     from pettingzoo.classic import connect_four_v3
 
-    from tabletop_rl.splendor.env import raw_env, splendor_env
+    from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
 
     rows = [
         ("PettingZoo connect_four_v3 (AEC, wrapped)", aec_steps_per_second(connect_four_v3.env(), args.seconds)),

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas.solver import card_values, new_table
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.solver import card_values, new_table
 
 
 def positions(count: int, rules: str, cards_played: int, seed: int = 0) -> list[np.ndarray]:

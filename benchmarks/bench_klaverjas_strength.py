@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from tabletop_rl.agents import make_policy
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.stats import wilson_interval
+from tabletop_rl.core.stats import wilson_interval
+from tabletop_rl.games.klaverjas import rules as R
 
 
 def play_deal(seed: int, rules: str, seats: list) -> np.ndarray:

@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fake_openai_server import FakeOpenAIServer, legal_move_player  # noqa: E402
-from tabletop_rl.agents.llm import LLMPolicy, parse_reply  # noqa: E402
-from tabletop_rl.agents.llm_client import ChatReply, ChatRequest  # noqa: E402
-from tabletop_rl.splendor import SplendorGame  # noqa: E402
-from tabletop_rl.splendor.prompt import PROMPT  # noqa: E402
+from tabletop_rl.agents.llm.client import ChatReply, ChatRequest  # noqa: E402
+from tabletop_rl.agents.llm.policy import LLMPolicy, parse_reply  # noqa: E402
+from tabletop_rl.agents.llm.splendor import PROMPT  # noqa: E402
+from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
 
 TARGET_MS = 2.0
 

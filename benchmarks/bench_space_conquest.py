@@ -10,8 +10,8 @@ import argparse
 import time
 
 from tabletop_rl.agents import make_policy
-from tabletop_rl.space_conquest import space_conquest_env
-from tabletop_rl.space_conquest.policies import play_match
+from tabletop_rl.envs.space_conquest_parallel import space_conquest_env
+from tabletop_rl.games.space_conquest.baselines import play_match
 
 
 def random_turns_per_second(turns: int, seed: int = 0) -> tuple[float, int]:

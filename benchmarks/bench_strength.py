@@ -20,13 +20,13 @@ from multiprocessing import Pool
 
 import numpy as np
 
-from tabletop_rl.stats import wilson_interval
+from tabletop_rl.core.stats import wilson_interval
 
 
 def play_game(task: tuple[str, str, int, bool]) -> dict:
     """One game of ``a`` against ``b`` on deal ``seed``; ``swap``: ``b`` sits first. Returns A's view."""
     from tabletop_rl.agents import make_policy
-    from tabletop_rl.splendor import SplendorGame
+    from tabletop_rl.games.splendor.game import SplendorGame
 
     a, b, seed, swap = task
     specs = [b, a] if swap else [a, b]

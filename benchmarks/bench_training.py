@@ -14,7 +14,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from tabletop_rl.splendor.selfplay import TrainConfig, train
+from tabletop_rl.train.splendor_ppo import TrainConfig, train
 
 
 def measure(steps: int, mix: str, net: str, seed: int) -> tuple[float, float]:

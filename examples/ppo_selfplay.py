@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from tabletop_rl.arena import format_table, run_arena
-from tabletop_rl.splendor.selfplay import add_arguments, config_from_args, train
+from tabletop_rl.train.splendor_ppo import add_arguments, config_from_args, train
 
 if __name__ == "__main__":  # the arena's worker processes import this file again
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -8,7 +8,7 @@ import argparse
 
 import numpy as np
 
-from tabletop_rl.splendor.env import splendor_env
+from tabletop_rl.envs.splendor_aec import splendor_env
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="seats at the table")

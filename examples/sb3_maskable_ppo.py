@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from tabletop_rl.splendor import SplendorVectorEnv
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--opponent", default="random", choices=["random", "greedy"], help="who plays the other seats")

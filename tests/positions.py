@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
 
 LEVEL_CARDS = {1: range(0, 40), 2: range(40, 70), 3: range(70, 90)}
 GEMS_PER_COLOUR = {2: 4, 3: 5, 4: 7}

@@ -3,7 +3,7 @@
 It works on JSON position dicts (docs/splendor.md) and never touches the core's state row, so the two
 implementations share only the card data and the action table's order.
 
->>> from tabletop_rl.splendor import SplendorGame
+>>> from tabletop_rl import SplendorGame
 >>> pos = SplendorGame(2, seed=1).to_dict()
 >>> step(pos, legal_mask(pos).index(True))["ply"]
 1

@@ -5,7 +5,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from tabletop_rl.splendor.actions import ACTION_NAMES, NUM_ACTIONS, action_id, action_name, kind
+from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, action_id, action_name, kind
 
 COLOURS = ["white", "blue", "green", "red", "black"]
 SLOTS = [f"{level}.{slot}" for level in (1, 2, 3) for slot in range(4)]

@@ -17,11 +17,11 @@ from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies, 
 from tabletop_rl.arena import get_adapter, load_games, play_match, run_arena, schedule, summarize
 from tabletop_rl.arena.ratings import bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.arena.results import GAMES_FILE, append_game, open_games, prepare_run
-from tabletop_rl.arena.terminal import replay_frames, replay_terminal, result_line
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.observe import encode, fog_copy
-from tabletop_rl.space_conquest.policies import plan_orders
-from tabletop_rl.stats import Z95, wilson_interval
+from tabletop_rl.core.stats import Z95, wilson_interval
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.baselines import plan_orders
+from tabletop_rl.games.space_conquest.observe import encode, fog_copy
+from tabletop_rl.ui.terminal import replay_frames, replay_terminal, result_line
 
 
 # --- schedule -----------------------------------------------------------------------------------------

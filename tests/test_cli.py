@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tabletop_rl.arena import load_games
-from tabletop_rl.arena.terminal import replay_terminal
 from tabletop_rl.cli import main, split_specs
-from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.ui.terminal import replay_terminal
 
 COMMAND = [shutil.which("tabletop")] if shutil.which("tabletop") else [sys.executable, "-m", "tabletop_rl.cli"]
 ENV = {**os.environ, "NO_COLOR": "1"}

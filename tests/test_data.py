@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tabletop_rl.splendor import rules as R
+from tabletop_rl.games.splendor import rules as R
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 SHIPPED = {"cards.csv": "splendor_cards.csv", "nobles.csv": "splendor_nobles.csv"}

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import reference_splendor as ref
-from tabletop_rl.splendor import SplendorGame, action_name
+from tabletop_rl.games.splendor.actions import action_name
+from tabletop_rl.games.splendor.game import SplendorGame
 
 FAMILY_IDS = {
     "take": range(0, 25), "take2": range(25, 30), "reserve": range(30, 42), "reserve_deck": range(42, 45),

@@ -12,10 +12,10 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 from positions import cost, points, position
-from tabletop_rl.splendor import IllegalActionError, SplendorGame
-from tabletop_rl.splendor.actions import action_id
-from tabletop_rl.splendor.env import raw_env, splendor_env
-from tabletop_rl.splendor.observe import observe
+from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
+from tabletop_rl.games.splendor.actions import action_id
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 
 PLAYERS = (2, 3, 4)
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # PettingZoo's advisory warnings

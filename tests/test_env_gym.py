@@ -12,12 +12,12 @@ from gymnasium.utils.env_checker import check_env
 
 import tabletop_rl  # noqa: F401  (registers the env)
 from positions import position
-from tabletop_rl.splendor import IllegalActionError, SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.actions import action_id
-from tabletop_rl.splendor.env import end_rewards
-from tabletop_rl.splendor.gym_env import ENV_ID, SplendorGymEnv
-from tabletop_rl.splendor.observe import observe
+from tabletop_rl.envs.splendor_aec import end_rewards
+from tabletop_rl.envs.splendor_gym import ENV_ID, SplendorGymEnv
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.actions import action_id
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 from test_env_aec import end_position
 
 PLAYERS = (2, 3, 4)

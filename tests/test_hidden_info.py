@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from positions import LEVEL_CARDS, position
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.env import raw_env
-from tabletop_rl.splendor.gym_env import SplendorGymEnv
-from tabletop_rl.splendor.observe import observe
+from tabletop_rl.envs.splendor_aec import raw_env
+from tabletop_rl.envs.splendor_gym import SplendorGymEnv
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 
 RESERVE_DECK = range(42, 45)
 

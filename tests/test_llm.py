@@ -12,8 +12,7 @@ import pytest
 
 from positions import cost, points, position
 from tabletop_rl.agents import make_policy
-from tabletop_rl.agents.llm import FINAL_ANSWER, ForfeitError, LLMPolicy, ReplyError, parse_reply
-from tabletop_rl.agents.llm_client import (
+from tabletop_rl.agents.llm.client import (
     ChatClient,
     ChatReply,
     ChatRequest,
@@ -25,9 +24,10 @@ from tabletop_rl.agents.llm_client import (
     Usage,
     retry_after_seconds,
 )
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.prompt import PROMPT, SYSTEM_PROMPT, seat_view
+from tabletop_rl.agents.llm.policy import FINAL_ANSWER, ForfeitError, LLMPolicy, ReplyError, parse_reply
+from tabletop_rl.agents.llm.splendor import PROMPT, SYSTEM_PROMPT, seat_view
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
 
 USAGE = Usage(prompt_tokens=120, completion_tokens=30, reasoning_tokens=5, cached_tokens=100, cost=0.0002)
 
@@ -551,7 +551,7 @@ def test_a_cached_rerun_replays_the_game_with_no_calls(tmp_path):
 
 
 def test_a_500_validation_error_about_response_format_is_a_format_refusal_not_an_outage():
-    from tabletop_rl.agents.llm_client import FatalLLMError, TransientLLMError, status_error
+    from tabletop_rl.agents.llm.client import FatalLLMError, TransientLLMError, status_error
 
     llama = status_error(500, "1 validation error: {'loc': ('body', 'response_format', 'type'), "
                               "'msg': \"Input should be 'text' or 'json_object'\"}")

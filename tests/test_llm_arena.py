@@ -12,7 +12,7 @@ pytest.importorskip("openai")
 
 from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
 from tabletop_rl.agents import parse_spec  # noqa: E402
-from tabletop_rl.agents.llm_client import FatalLLMError  # noqa: E402
+from tabletop_rl.agents.llm.client import FatalLLMError  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 

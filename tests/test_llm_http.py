@@ -13,8 +13,7 @@ pytest.importorskip("openai")
 
 from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.llm import LLMPolicy  # noqa: E402
-from tabletop_rl.agents.llm_client import (  # noqa: E402
+from tabletop_rl.agents.llm.client import (  # noqa: E402
     ChatClient,
     ChatRequest,
     FatalLLMError,
@@ -22,7 +21,8 @@ from tabletop_rl.agents.llm_client import (  # noqa: E402
     OpenAIBackend,
     RetrySettings,
 )
-from tabletop_rl.splendor import SplendorGame  # noqa: E402
+from tabletop_rl.agents.llm.policy import LLMPolicy  # noqa: E402
+from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
 
 SECRET = "sk-test-0123456789-SECRET"
 

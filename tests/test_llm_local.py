@@ -72,7 +72,7 @@ def _wait_until_serving(server: subprocess.Popen, log, base_url: str, timeout_s:
 
 def test_a_short_game_against_random_has_every_move_accounted(smollm2_server):
     from tabletop_rl.agents import make_policy
-    from tabletop_rl.splendor import SplendorGame
+    from tabletop_rl.games.splendor.game import SplendorGame
 
     llm = make_policy(f"llm:model=smollm2,base_url={smollm2_server},max_tokens=256,reasoning_chars=200,"
                       "max_retries=1,fallback=random,timeout=300", seed=0)

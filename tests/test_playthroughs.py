@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from playthroughs.regenerate import GAMES, playthrough_path, ply_record
-from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.games.splendor.game import SplendorGame
 
 
 def _first_difference(expected: Any, got: Any, where: str = "") -> str:

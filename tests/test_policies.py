@@ -18,11 +18,9 @@ from tabletop_rl.agents import (
     parse_spec,
     register_policy,
 )
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.actions import kind
-from tabletop_rl.splendor.observe import observe
-from tabletop_rl.splendor.policies import (
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.actions import kind
+from tabletop_rl.games.splendor.baselines import (
     DEFAULT_GREEDY_WEIGHTS,
     GREEDY_WEIGHT_NAMES,
     OPPONENT,
@@ -32,6 +30,8 @@ from tabletop_rl.splendor.policies import (
     evaluate,
     greedy_action,
 )
+from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 
 CARDS, NOBLES = R.tables()
 

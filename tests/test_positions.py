@@ -7,7 +7,7 @@ import json
 import pytest
 
 from positions import game, position
-from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.games.splendor.game import SplendorGame
 
 FOUR_WHITE_FOUR_BLUE_FOUR_BLACK = [0, 1, 2, 3, 8, 9, 10, 11, 32, 33, 34, 35]  # meets nobles 0 and 1
 

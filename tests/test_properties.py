@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_splendor as ref
-from tabletop_rl.splendor import IllegalActionError, SplendorGame
-from tabletop_rl.splendor.observe import observe
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 
 MODEST = settings(max_examples=40, deadline=None)
 SEEDS = st.integers(0, 2**31 - 1)

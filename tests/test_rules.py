@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from positions import cost, game, points, position
-from tabletop_rl.splendor import IllegalActionError, SplendorGame
-from tabletop_rl.splendor.actions import action_id, kind
+from tabletop_rl.games.splendor.actions import action_id, kind
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 
 COLOURS = ("white", "blue", "green", "red", "black")
 TAKE_KINDS = ("take3", "take2_diff", "take1", "take2_same")

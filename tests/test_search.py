@@ -10,9 +10,9 @@ import pytest
 
 from positions import game, position
 from tabletop_rl.agents import make_policy, parse_spec
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.search import ExpectiminimaxPolicy, MCTSPolicy, place_drawn, unseen_pool
+from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy, place_drawn, unseen_pool
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
 
 SEARCH_SPECS = ("expectiminimax:depth=3,budget_ms=0,nodes=1500", "mcts:simulations=120,rollout_depth=2")
 

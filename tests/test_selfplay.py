@@ -13,9 +13,9 @@ pytest.importorskip("sb3_contrib")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import META_FILE  # noqa: E402
-from tabletop_rl.splendor import SplendorGame  # noqa: E402
-from tabletop_rl.splendor.observe import observe  # noqa: E402
-from tabletop_rl.splendor.selfplay import TrainConfig, parse_mix, train, validate  # noqa: E402
+from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
+from tabletop_rl.games.splendor.observe import observe  # noqa: E402
+from tabletop_rl.train.splendor_ppo import TrainConfig, parse_mix, train, validate  # noqa: E402
 
 pytestmark = pytest.mark.train
 

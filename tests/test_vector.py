@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tabletop_rl.splendor import SplendorGame
-from tabletop_rl.splendor import rules as R
-from tabletop_rl.splendor.game import IllegalActionError
-from tabletop_rl.splendor.observe import observe
-from tabletop_rl.splendor.vector import SplendorVectorEnv
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.observe import observe
 
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -160,7 +159,7 @@ def test_maskable_ppo_trains_on_the_sb3_adapter():
 
 @pytest.mark.parametrize("opponent", ["random", "greedy"])
 def test_same_seed_same_trajectory_as_the_gymnasium_env(opponent):
-    from tabletop_rl.splendor.gym_env import SplendorGymEnv
+    from tabletop_rl.envs.splendor_gym import SplendorGymEnv
 
     single = SplendorGymEnv(opponent=opponent, seat="random")
     batch = SplendorVectorEnv(num_envs=2, opponent=opponent, seat="random")

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from .agents.llm_client import API_KEY_ENV, LLMError
-from .arena.games import GAMES, policy_game
+from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
+from tabletop_rl.arena.games import GAMES, policy_game
 
 DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
@@ -105,8 +105,8 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from .arena import default_out_dir, format_table, run_arena
-    from .arena.results import read_config
+    from tabletop_rl.arena import default_out_dir, format_table, run_arena
+    from tabletop_rl.arena.results import read_config
 
     if args.resume and args.out is None:
         raise UsageError("--resume needs --out DIR, the run to continue")
@@ -131,7 +131,7 @@ def _arena(args: argparse.Namespace) -> int:
 
 def _default_players(game: str) -> list[str]:
     """The default lineup, less any policy this installation cannot build."""
-    from .agents import make_policy
+    from tabletop_rl.agents import make_policy
 
     available = []
     for spec in DEFAULT_PLAYERS[game]:
@@ -167,9 +167,9 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
 
 
 def _llm_match(args: argparse.Namespace) -> int:
-    from .arena import format_table, run_arena
-    from .arena.llm import write_game_logs
-    from .arena.results import load_games
+    from tabletop_rl.arena import format_table, run_arena
+    from tabletop_rl.arena.llm import write_game_logs
+    from tabletop_rl.arena.results import load_games
 
     if args.p3 and not args.p2:
         raise UsageError("--p3 needs --p2 (seats are filled in order)")
@@ -209,7 +209,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from .arena.terminal import play_terminal
+    from tabletop_rl.ui.terminal import play_terminal
 
     if args.load is not None:
         clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
@@ -237,7 +237,7 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .arena.terminal import replay_terminal
+    from tabletop_rl.ui.terminal import replay_terminal
 
     return replay_terminal(args.file, args.game, seat=args.seat)
 
@@ -254,7 +254,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .splendor.bench import main as bench_main
+    from tabletop_rl.ui.bench import main as bench_main
 
     bench_main(args.options)
     return 0
@@ -262,7 +262,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 # --- train ------------------------------------------------------------------------------------------
 def _add_train(commands: argparse._SubParsersAction) -> None:
-    from .splendor.selfplay import add_arguments
+    from tabletop_rl.train.splendor_ppo import add_arguments
 
     p = commands.add_parser(
         "train", help="PPO self-play (MaskablePPO) against a pool of past selves, random and greedy",
@@ -276,7 +276,7 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .splendor.selfplay import config_from_args, train
+    from tabletop_rl.train.splendor_ppo import config_from_args, train
 
     final = train(config_from_args(args))
     print(f"final model: {final} (play it with the policy spec ppo:{final})")
@@ -288,9 +288,9 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train)
 #: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
 DELEGATED = {
-    ("play", "space-conquest"): "tabletop_rl.space_conquest.play:play_main",
-    ("serve", "klaverjas"): "tabletop_rl.klaverjas.service:serve_main",
-    ("train", "klaverjas-model"): "tabletop_rl.klaverjas.model:train_model_main",
+    ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",
+    ("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
+    ("train", "klaverjas-model"): "tabletop_rl.games.klaverjas.model:train_model_main",
 }
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tabletop_rl.arena import get_adapter, load_games, run_arena
-from tabletop_rl.arena.terminal import replay_frames
 from tabletop_rl.cli import main
-from tabletop_rl.klaverjas import rules as R
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.ui.terminal import replay_frames
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas.env import OBS_PARTS, OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
+from tabletop_rl.envs.klaverjas_aec import OBS_PARTS, OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
+from tabletop_rl.games.klaverjas import rules as R
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabletop_rl.klaverjas import rules as R
+from tabletop_rl.games.klaverjas import rules as R
 
 N, E, S, W = range(4)
 

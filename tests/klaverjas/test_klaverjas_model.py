@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tabletop_rl.klaverjas import model as M
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas import teacher as T
+from tabletop_rl.games.klaverjas import model as M
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.train import klaverjas_teacher as T
 
 
 def random_positions(count: int, seed: int) -> list[np.ndarray]:

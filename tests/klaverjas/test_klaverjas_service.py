@@ -14,8 +14,8 @@ import pytest
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
-from tabletop_rl.klaverjas import rules as R  # noqa: E402
-from tabletop_rl.klaverjas.service import ServiceConfig, create_app  # noqa: E402
+from tabletop_rl.games.klaverjas import rules as R  # noqa: E402
+from tabletop_rl.ui.klaverjas_service import ServiceConfig, create_app  # noqa: E402
 
 EXAMPLE = {"hand": ["JH", "9H", "AC", "10C", "KS", "7D", "8D"],
            "table": [{"player": 2, "card": "AH"}, {"player": 3, "card": "7H"}],
@@ -161,7 +161,7 @@ def test_unknown_knob_values_are_400(client, field):
 
 def test_history_roem_follows_the_stuk_and_quartet_knobs():
     """N played QH and later KH (trump H) in different tricks, then a trick of four 8s; N won all three."""
-    from tabletop_rl.klaverjas.service import _schemas, position_from_request
+    from tabletop_rl.ui.klaverjas_service import _schemas, position_from_request
 
     BestCardRequest = _schemas()[0]
     history = [{"leader": 0, "plays": ["QH", "7C", "9C", "JC"]}, {"leader": 0, "plays": ["KH", "10C", "AC", "QC"]},
@@ -242,7 +242,7 @@ def test_config_from_yaml_and_environment(tmp_path):
 
 
 def test_local_model_answers_first_and_stays_within_legal_cards(tmp_path):
-    from tabletop_rl.klaverjas import model as M
+    from tabletop_rl.games.klaverjas import model as M
 
     path = tmp_path / "model.txt"
     M.save(M.MLP.initialised([M.FEATURES, 16, 1], seed=3), path)

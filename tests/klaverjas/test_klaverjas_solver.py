@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tabletop_rl.klaverjas import rules as R
-from tabletop_rl.klaverjas import solver as S
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas import solver as S
 
 CONFIGS = [
     {"rules": "rotterdam"},

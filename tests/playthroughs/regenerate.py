@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.splendor import SplendorGame
+from tabletop_rl.games.splendor.game import SplendorGame
 
 HERE = Path(__file__).resolve().parent
 # (num_players, seed): the game's seed also seeds the random choice of legal actions

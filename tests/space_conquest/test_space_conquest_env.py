@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest import space_conquest_aec_env, space_conquest_env
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.observe import SHARE_MASK, decode_action, encode, fog_copy, player_view
-from tabletop_rl.space_conquest.policies import plan_orders, policy_orders
+from tabletop_rl.envs.space_conquest_parallel import space_conquest_aec_env, space_conquest_env
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.baselines import plan_orders, policy_orders
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.games.space_conquest.observe import SHARE_MASK, decode_action, encode, fog_copy, player_view
 
 
 def test_parallel_api_and_seed_tests():
@@ -178,8 +178,8 @@ def test_changing_what_a_player_has_not_seen_leaves_its_observation_unchanged(se
 
 @pytest.mark.parametrize("seed, turns", [(1, 0), (3, 12), (4, 20), (5, 40)])
 def test_the_fog_copy_reads_like_the_game_for_its_player(seed, turns):
-    from tabletop_rl.space_conquest.play import render_map
-    from tabletop_rl.space_conquest.tools import PlayerTools
+    from tabletop_rl.agents.llm.space_conquest_tools import PlayerTools
+    from tabletop_rl.ui.space_conquest_play import render_map
 
     game = played(seed, turns)
     for p in range(2):

@@ -22,14 +22,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # fake_openai_serv
 
 from fake_openai_server import Answer, FakeOpenAIServer  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.llm_client import FatalLLMError  # noqa: E402
-from tabletop_rl.space_conquest import rules as R  # noqa: E402
-from tabletop_rl.space_conquest.game import SpaceConquestGame  # noqa: E402
-from tabletop_rl.space_conquest.llm_player import NUDGE, ToolLLMPolicy  # noqa: E402
-from tabletop_rl.space_conquest.observe import player_view  # noqa: E402
-from tabletop_rl.space_conquest.play import make_seats, play_main  # noqa: E402
-from tabletop_rl.space_conquest.policies import plan_orders, play_match  # noqa: E402
-from tabletop_rl.space_conquest.tools import tool_names  # noqa: E402
+from tabletop_rl.agents.llm.client import FatalLLMError  # noqa: E402
+from tabletop_rl.agents.llm.space_conquest import NUDGE, ToolLLMPolicy  # noqa: E402
+from tabletop_rl.agents.llm.space_conquest_tools import tool_names  # noqa: E402
+from tabletop_rl.games.space_conquest import rules as R  # noqa: E402
+from tabletop_rl.games.space_conquest.baselines import plan_orders, play_match  # noqa: E402
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame  # noqa: E402
+from tabletop_rl.games.space_conquest.observe import player_view  # noqa: E402
+from tabletop_rl.ui.space_conquest_play import make_seats, play_main  # noqa: E402
 
 PASS = {"orders": {"moves": []}}
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.play import parse_move, play_main, render_map, summary
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.ui.space_conquest_play import parse_move, play_main, render_map, summary
 
 
 @pytest.fixture(autouse=True)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from tabletop_rl.agents import describe_policies, make_policy
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.observe import encode, player_view
-from tabletop_rl.space_conquest.policies import plan_orders, play_match
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.baselines import plan_orders, play_match
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.games.space_conquest.observe import encode, player_view
 
 
 def test_policies_are_registered_for_the_game():

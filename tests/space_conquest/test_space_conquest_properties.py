@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabletop_rl.agents import make_policy
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.policies import policy_orders
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.baselines import policy_orders
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
 
 def reference_fight(a: int, b: int) -> tuple[int, int]:

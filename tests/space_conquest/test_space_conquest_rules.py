@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.observe import player_view
-from tabletop_rl.space_conquest.orders import check_orders
-from tabletop_rl.space_conquest.policies import plan_orders
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.actions import check_orders
+from tabletop_rl.games.space_conquest.baselines import plan_orders
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.games.space_conquest.observe import player_view
 
 GOLDEN = 0x9E3779B97F4A7C15  # splitmix64 adds this to its word on every draw
 NO_ORDERS = np.zeros((2, R.MAX_ORDERS, 3), np.int64)

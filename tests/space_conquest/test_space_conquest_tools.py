@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from tabletop_rl.space_conquest import rules as R
-from tabletop_rl.space_conquest.game import SpaceConquestGame
-from tabletop_rl.space_conquest.tools import MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools, tool_names
+from tabletop_rl.agents.llm.space_conquest_tools import MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools, tool_names
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
 
 def test_every_schema_names_a_tool_and_lists_its_required_arguments():
@@ -43,8 +43,8 @@ def test_route_risk_follows_the_games_loss_model():
 
 @pytest.mark.parametrize("model", ["flat", "nlogn"])
 def test_the_view_and_the_system_prompt_state_the_games_loss_model(model):
-    from tabletop_rl.space_conquest.llm_player import system_prompt
-    from tabletop_rl.space_conquest.observe import player_view
+    from tabletop_rl.agents.llm.space_conquest import system_prompt
+    from tabletop_rl.games.space_conquest.observe import player_view
 
     rules = player_view(SpaceConquestGame(seed=2, loss_model=model), 0)["rules"]
     flat = model == "flat"

@@ -5,7 +5,7 @@
 'greedy'
 """
 
-from .base import (
+from tabletop_rl.agents.base import (
     ANY_GAME,
     BasePolicy,
     Option,
@@ -20,8 +20,8 @@ from .base import (
     parse_spec,
     register_policy,
 )
-from .llm import LLM_OPTIONS, LLMPolicy
-from .random_policy import RandomPolicy
+from tabletop_rl.agents.llm.policy import LLM_OPTIONS, LLMPolicy
+from tabletop_rl.agents.random_policy import RandomPolicy
 
 register_policy(ANY_GAME, "random", RandomPolicy)
 # Planned (issue 4, later): named now so specs and listings know them.

@@ -24,9 +24,9 @@ ANY_GAME = "*"
 
 #: Modules that register a game's own policies when first imported (kept lazy: importing
 #: ``tabletop_rl.agents`` loads no game).
-GAME_POLICY_MODULES = {"splendor": "tabletop_rl.splendor.policies",
-                       "space_conquest": "tabletop_rl.space_conquest.policies",
-                       "klaverjas": "tabletop_rl.klaverjas.policies"}
+GAME_POLICY_MODULES = {"splendor": "tabletop_rl.games.splendor.baselines",
+                       "space_conquest": "tabletop_rl.games.space_conquest.baselines",
+                       "klaverjas": "tabletop_rl.games.klaverjas.baselines"}
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import BasePolicy
+from tabletop_rl.agents.base import BasePolicy
 
 
 class RandomPolicy(BasePolicy):

@@ -6,11 +6,11 @@
 ['greedy', 'random']
 """
 
-from .games import GAMES, GameAdapter, get_adapter
-from .report import format_table, summarize
-from .results import load_games
-from .runner import default_out_dir, play_match, run_arena, tmp_dir
-from .schedule import Match, derive_seed, schedule
+from tabletop_rl.arena.games import GAMES, GameAdapter, get_adapter
+from tabletop_rl.arena.report import format_table, summarize
+from tabletop_rl.arena.results import load_games
+from tabletop_rl.arena.runner import default_out_dir, play_match, run_arena, tmp_dir
+from tabletop_rl.arena.schedule import Match, derive_seed, schedule
 
 __all__ = [
     "GAMES",

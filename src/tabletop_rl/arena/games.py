@@ -118,11 +118,11 @@ class SplendorAdapter(TurnBased):
 
     @property
     def default_max_plies(self) -> int:
-        from ..splendor.rules import DEFAULT_MAX_PLIES
+        from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
         return DEFAULT_MAX_PLIES
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any:
-        from ..splendor import SplendorGame
+        from tabletop_rl.games.splendor.game import SplendorGame
         return SplendorGame(num_players, seed=seed, max_plies=max_plies)
 
     def current_player(self, game: Any) -> int:
@@ -132,7 +132,7 @@ class SplendorAdapter(TurnBased):
         return game.legal_mask()
 
     def observation(self, game: Any, seat: int) -> np.ndarray:
-        from ..splendor.observe import observe
+        from tabletop_rl.games.splendor.observe import observe
         return observe(game.state, seat)
 
     def info(self, game: Any, seat: int) -> dict[str, Any]:
@@ -163,11 +163,11 @@ class SplendorAdapter(TurnBased):
         return dense_ranks(keys)
 
     def move_name(self, action: int) -> str:
-        from ..splendor.actions import action_name
+        from tabletop_rl.games.splendor.actions import action_name
         return action_name(action)
 
     def move_id(self, name: str) -> int:
-        from ..splendor.actions import action_id
+        from tabletop_rl.games.splendor.actions import action_id
         return action_id(name)
 
     def explain_illegal(self, game: Any, action: int) -> str:
@@ -177,11 +177,11 @@ class SplendorAdapter(TurnBased):
         return game.to_json()
 
     def from_json(self, text: str | dict) -> Any:
-        from ..splendor import SplendorGame
+        from tabletop_rl.games.splendor.game import SplendorGame
         return SplendorGame.from_json(text)
 
     def render(self, game: Any, viewer: int | None = None, color: bool = False) -> str:
-        from ..splendor.render import render_ansi
+        from tabletop_rl.games.splendor.render import render_ansi
         return render_ansi(game, viewer=viewer, color=color)
 
     def rules_help(self) -> str:
@@ -232,41 +232,41 @@ class KlaverjasAdapter(TurnBased):
 
     def __init__(self, deals: int = 1, **options: Any) -> None:
         """``options``: further match options of ``klaverjas.rules.options_row`` (rules, kraken, target, ...)."""
-        from ..klaverjas.rules import options_row
+        from tabletop_rl.games.klaverjas.rules import options_row
         self.deals, self.options = deals, options
         options_row(deals=deals, **options)  # checks them
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> np.ndarray:
-        from ..klaverjas.rules import new_state
+        from tabletop_rl.games.klaverjas.rules import new_state
         return new_state(seed=seed, deals=self.deals, **self.options)
 
     def current_player(self, game: np.ndarray) -> int:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         return int(game[R.CURRENT]) % 2
 
     def legal_mask(self, game: np.ndarray) -> np.ndarray:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         mask = np.zeros(R.NUM_ACTIONS, np.bool_)
         R.legal_mask(game, mask)
         return mask
 
     def observation(self, game: np.ndarray, seat: int) -> np.ndarray:
-        from ..klaverjas.env import observe
+        from tabletop_rl.envs.klaverjas_aec import observe
         return observe(game, self._acting_seat(game, seat))
 
     def info(self, game: np.ndarray, seat: int) -> dict[str, Any]:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         acting = self._acting_seat(game, seat)
         return {"state": R.seat_view(game, acting), "player": acting}
 
     def step(self, game: np.ndarray, action: int | str) -> None:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         action = self.move_id(action) if isinstance(action, str) else int(action)
         if not R.checked_step(game, action, self.legal_mask(game)):
             raise ValueError(self.explain_illegal(game, action))
 
     def is_over(self, game: np.ndarray) -> bool:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         return int(game[R.PHASE]) == R.OVER
 
     def is_truncated(self, game: np.ndarray) -> bool:
@@ -274,7 +274,7 @@ class KlaverjasAdapter(TurnBased):
 
     def scores(self, game: np.ndarray) -> list[int]:
         """Match score per team (N-S, E-W)."""
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         return [int(game[R.MATCH_SCORE]), int(game[R.MATCH_SCORE + 1])]
 
     def winners(self, game: np.ndarray) -> list[int]:
@@ -287,7 +287,7 @@ class KlaverjasAdapter(TurnBased):
         return dense_ranks([-s for s in self.scores(game)])
 
     def move_name(self, action: int) -> str:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         if action < R.NUM_CARDS:
             return R.card_name(action)
         if action < R.PASS:
@@ -295,7 +295,7 @@ class KlaverjasAdapter(TurnBased):
         return {R.PASS: "pass", R.ACCEPT: "accept", R.KRAAK: "kraak", R.REKRAAK: "rekraak"}[action]
 
     def move_id(self, name: str) -> int:
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         text = name.strip()
         words = {"pass": R.PASS, "accept": R.ACCEPT, "kraak": R.KRAAK, "rekraak": R.REKRAAK}
         if text.lower() in words:
@@ -320,7 +320,7 @@ class KlaverjasAdapter(TurnBased):
     def from_json(self, text: str | dict) -> np.ndarray:
         import json
 
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         data = json.loads(text) if isinstance(text, str) else text
         row = data.get("state") if isinstance(data, dict) else None
         if not isinstance(row, list) or len(row) != R.STATE_SIZE:
@@ -329,7 +329,7 @@ class KlaverjasAdapter(TurnBased):
 
     def render(self, game: np.ndarray, viewer: int | None = None, color: bool = False) -> str:
         """The table as text; ``viewer`` (a team) sees the hand of its seat to act, else its first seat's."""
-        from ..klaverjas.env import render_text
+        from tabletop_rl.envs.klaverjas_aec import render_text
         return render_text(game, None if viewer is None else self._acting_seat(game, viewer))
 
     def rules_help(self) -> str:
@@ -338,7 +338,7 @@ class KlaverjasAdapter(TurnBased):
     @staticmethod
     def _acting_seat(game: np.ndarray, team: int) -> int:
         """The table seat of ``team`` to act now, or the team's first seat when the other team is to act."""
-        from ..klaverjas import rules as R
+        from tabletop_rl.games.klaverjas import rules as R
         current = int(game[R.CURRENT])
         return current if current % 2 == team else team
 
@@ -371,43 +371,43 @@ class SpaceConquestAdapter:
     game_options = ("loss_model",)  # the turn cap is the arena's max_plies
 
     def __init__(self, loss_model: str = "flat") -> None:
-        from ..space_conquest.game import check_settings
+        from tabletop_rl.games.space_conquest.game import check_settings
         check_settings(self.default_max_plies, loss_model)
         self.loss_model = loss_model
 
     @property
     def default_max_plies(self) -> int:
-        from ..space_conquest.rules import DEFAULT_MAX_TURNS
+        from tabletop_rl.games.space_conquest.rules import DEFAULT_MAX_TURNS
         return DEFAULT_MAX_TURNS
 
     def new_game(self, seed: int, num_players: int, max_plies: int | None = None) -> Any:
-        from ..space_conquest import SpaceConquestGame
+        from tabletop_rl.games.space_conquest.game import SpaceConquestGame
         return SpaceConquestGame(seed, self.default_max_plies if max_plies is None else max_plies, self.loss_model)
 
     def pending_players(self, game: Any) -> list[int]:
         return [] if game.is_over else [0, 1]
 
     def seat_mask(self, game: Any, seat: int) -> np.ndarray:
-        from ..space_conquest.observe import encode
+        from tabletop_rl.games.space_conquest.observe import encode
         return encode(game.state, seat)[1]
 
     def observation(self, game: Any, seat: int) -> np.ndarray:
-        from ..space_conquest.observe import encode
+        from tabletop_rl.games.space_conquest.observe import encode
         return encode(game.state, seat)[0]
 
     def info(self, game: Any, seat: int) -> dict[str, Any]:
-        from ..space_conquest.policies import policy_info
+        from tabletop_rl.games.space_conquest.baselines import policy_info
         return policy_info(game, seat)
 
     def move_record(self, game: Any, seat: int, action: Any) -> Any:
-        from ..space_conquest.policies import as_orders
+        from tabletop_rl.games.space_conquest.baselines import as_orders
         return as_orders(game, seat, action)
 
     def step_joint(self, game: Any, moves: dict[int, Any]) -> None:
         game.step(moves.get(0), moves.get(1))
 
     def describe_move(self, move: Any) -> str:
-        from ..space_conquest.orders import describe_orders
+        from tabletop_rl.games.space_conquest.actions import describe_orders
         return describe_orders(move)
 
     def is_over(self, game: Any) -> bool:
@@ -429,15 +429,15 @@ class SpaceConquestAdapter:
         return game.to_json()
 
     def from_json(self, text: str | dict) -> Any:
-        from ..space_conquest import SpaceConquestGame
+        from tabletop_rl.games.space_conquest.game import SpaceConquestGame
         return SpaceConquestGame.from_json(text)
 
     def render(self, game: Any, viewer: int | None = None, color: bool = False) -> str:
-        from ..space_conquest.play import render_text
+        from tabletop_rl.ui.space_conquest_play import render_text
         return render_text(game, viewer)
 
     def rules_help(self) -> str:
-        from ..space_conquest.play import HELP
+        from tabletop_rl.ui.space_conquest_play import HELP
         return HELP
 
 

@@ -124,7 +124,7 @@ def note_lines(note: dict[str, Any] | None) -> str:
 
 def write_game_logs(out: Path, records: list[dict[str, Any]]) -> list[Path]:
     """``out/logs/game-<index>.txt`` for each record: what ``tabletop replay`` prints for that game."""
-    from .terminal import replay_terminal
+    from tabletop_rl.ui.terminal import replay_terminal
 
     folder = Path(out) / "logs"
     folder.mkdir(parents=True, exist_ok=True)

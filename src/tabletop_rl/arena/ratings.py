@@ -1,5 +1,5 @@
 """Ratings from results: Bradley-Terry (two players), OpenSkill (3-4); Wilson intervals are in
-``tabletop_rl.stats``."""
+``tabletop_rl.core.stats``."""
 
 from __future__ import annotations
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import Z95, wilson_interval
-from .llm import format_llm_table, is_clean, summarize_llm
-from .ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
+from tabletop_rl.arena.llm import format_llm_table, is_clean, summarize_llm
+from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
+from tabletop_rl.core.stats import Z95, wilson_interval
 
 SUMMARY_FILE, WINRATE_PNG, RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
 ANCHOR = "random"
@@ -206,7 +206,7 @@ def _pair(a: float | None, b: float | None) -> str:
 
 def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
     """Write ``summary.json`` and the two plots into ``out``; return the summary."""
-    from .plots import plot_ratings, plot_win_rates
+    from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 
     summary = summarize(records, config)
     (Path(out) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

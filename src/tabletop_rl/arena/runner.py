@@ -20,14 +20,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, Any
 
-from ..agents.llm import ForfeitError
-from ..agents.llm_client import FatalLLMError, LLMUnavailableError
-from . import llm as arena_llm
-from .games import get_adapter, policy_game, step_entry
-from .progress import Progress
-from .report import write_report
-from .results import append_game, open_games, prepare_run
-from .schedule import Match, check_players, derive_seed, schedule
+from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
+from tabletop_rl.agents.llm.policy import ForfeitError
+from tabletop_rl.arena import llm as arena_llm
+from tabletop_rl.arena.games import get_adapter, policy_game, step_entry
+from tabletop_rl.arena.progress import Progress
+from tabletop_rl.arena.report import write_report
+from tabletop_rl.arena.results import append_game, open_games, prepare_run
+from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 
 # Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
 _POLICIES: dict[tuple[str, str, int], Any] = {}
@@ -45,7 +45,7 @@ def tmp_dir() -> Path:
 
 def canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
     """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
-    from ..agents import make_policy
+    from tabletop_rl.agents import make_policy
 
     names = []
     for spec in players:
@@ -57,7 +57,7 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
 
 
 def policy_for(game: str, spec: str) -> Any:
-    from ..agents import make_policy
+    from tabletop_rl.agents import make_policy
 
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:

@@ -1,0 +1,443 @@
+"""``llm``: a chat model as a player, for any game that has a prompt module (``<game package>.prompt``).
+
+Each decision sends a fixed system prompt (the rules, the reply format) and a user message with the
+position from the player's seat; the reply is JSON ``{"reasoning": str, "action": ...}``. A reply that
+cannot be parsed or names an illegal move is re-prompted with the exact error and the previous reply,
+up to ``max_retries`` times; then the ``fallback`` moves (``random``, ``greedy``, or ``forfeit``, which
+raises ``ForfeitError`` so the game is scored as a loss). Every move is accounted in ``policy.moves``
+(``policy.accounting`` sums them): attempts, parse failures, illegal and truncated replies, tokens,
+cost, latency. Network faults are retried by ``ChatClient``; ``FatalLLMError`` (a refused request)
+stops the match and ``LLMUnavailableError`` (retries spent) makes it void.
+
+>>> from tabletop_rl import SplendorGame
+>>> class Scripted:                      # any backend: complete(request) -> ChatReply
+...     def complete(self, request):
+...         return ChatReply('{"reasoning": "gems first", "action": "take:white,blue,green"}', "stop")
+>>> game = SplendorGame(2, seed=1)
+>>> p = LLMPolicy(backend=Scripted())
+>>> p.act(None, game.legal_mask(), {"game": game, "player": 0})
+0
+>>> p.accounting["attempts"], p.moves[0].reasoning
+(1, 'gems first')
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from tabletop_rl.agents.base import BasePolicy, Option, Policy, make_policy
+from tabletop_rl.agents.llm.client import (
+    DEFAULT_BASE_URL,
+    KEY_ENV_VARS,
+    ChatBackend,
+    ChatClient,
+    ChatReply,
+    ChatRequest,
+    FatalLLMError,
+    LLMError,
+    LLMUnavailableError,
+    OpenAIBackend,
+    ResponseCache,
+    RetrySettings,
+    find_api_key,
+)
+
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
+           "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "parse_reply",
+           "summarize_moves"]
+
+#: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
+FINAL_ANSWER = "FINAL ANSWER:"
+#: Reply formats, most constrained first; ``mode=auto`` starts at the first and steps down when the
+#: server refuses a ``response_format``.
+MODES = ("json_schema", "json_object", "text")
+FALLBACKS = ("random", "greedy", "forfeit")
+#: Spec options (``llm:model=...,temperature=0.2``) with their defaults; see docs/llm.md.
+LLM_OPTIONS = (
+    Option("model", str, "openai/gpt-4o-mini"),
+    Option("base_url", str, DEFAULT_BASE_URL),
+    Option("temperature", float, 0.2),
+    Option("max_tokens", int, 1000),        # completion limit per reply
+    Option("max_retries", int, 2),          # re-prompts after an unusable reply, then the fallback
+    Option("fallback", str, "random"),      # random | greedy | forfeit
+    Option("legal_list", bool, True),       # list the legal moves (and constrain "action" to their ids)
+    Option("reasoning_chars", int, 600),    # maxLength of "reasoning" in the JSON schema
+    Option("mode", str, "auto"),            # auto | json_schema | json_object | text
+    Option("timeout", float, 60.0),         # seconds per HTTP request
+    Option("net_retries", int, 6),          # retries after timeouts, connection errors, 408/409/429/5xx
+    Option("backoff", float, 1.0),          # first backoff in seconds (doubling, with jitter)
+    Option("concurrency", int, 8),          # requests in flight per base_url, across all LLM players
+    Option("cache", str, ""),               # directory of the on-disk response cache ("" = off)
+    Option("api_key_env", str, ""),         # an extra environment variable to read the key from
+)
+_COUNTERS = ("attempts", "parse_failures", "illegal_replies", "truncated", "network_retries", "cache_hits",
+             "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
+_SOURCES = ("llm", "planned", "forced", "fallback", "forfeit")
+
+
+class ReplyError(ValueError):
+    """An unusable reply: ``kind`` is ``"parse"`` (not understood) or ``"illegal"`` (not a legal move now)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ForfeitError(RuntimeError):
+    """Raised by a policy with ``fallback=forfeit`` that got no usable reply: ``seat`` loses the game."""
+
+    def __init__(self, message: str, seat: int) -> None:
+        super().__init__(message)
+        self.seat = seat
+
+
+@dataclass(frozen=True)
+class PlannedMove:
+    """The action to play now, and actions planned for the decisions right after it (token returns)."""
+
+    action: int
+    plan: tuple[int, ...] = ()
+
+
+class GamePrompt(Protocol):
+    """What a game supplies for LLM play (Splendor's is ``tabletop_rl.agents.llm.splendor.PROMPT``)."""
+
+    game: str           # the registry's game name (for the greedy fallback)
+    system_prompt: str  # fixed, byte-identical every turn
+
+    def user_message(self, game: Any, seat: int, legal: Sequence[int], legal_list: bool) -> str:
+        ...
+
+    def action_schema(self, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
+        ...
+
+    def parse_action(self, value: Any, game: Any, seat: int, legal: Sequence[int]) -> PlannedMove:
+        ...
+
+    def move_name(self, action: int) -> str:
+        ...
+
+
+# --- replies ----------------------------------------------------------------------------------
+_FENCED = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.S)
+_MARKER = re.compile(re.escape(FINAL_ANSWER) + r"\s*(.+?)\s*$", re.I | re.M)
+
+
+def parse_reply(text: str) -> tuple[str, Any]:
+    """``(reasoning, action)`` from a reply: a JSON object (bare, fenced or inside prose) with an
+    ``action`` field, else the last ``FINAL ANSWER:`` line. ``ReplyError("parse", ...)`` otherwise.
+
+    >>> parse_reply('{"reasoning": "cheap", "action": 45}')
+    ('cheap', 45)
+    >>> parse_reply("I will buy it.\\nFINAL ANSWER: buy:1.0")
+    ('I will buy it.', 'buy:1.0')
+    """
+    obj = _json_object(text)
+    if obj is not None and "action" in obj:
+        reasoning = obj.get("reasoning", "")
+        return (reasoning if isinstance(reasoning, str) else json.dumps(reasoning)), obj["action"]
+    answers = list(_MARKER.finditer(text))
+    if answers:
+        last = answers[-1]
+        return text[:last.start()].strip(), last.group(1)
+    if obj is not None:
+        raise ReplyError("parse", 'the JSON object has no "action" field')
+    raise ReplyError("parse", f"no JSON object and no '{FINAL_ANSWER}' line found in the reply")
+
+
+def _json_object(text: str) -> dict | None:
+    candidates = [text.strip()]
+    fenced = _FENCED.search(text)
+    if fenced:
+        candidates.append(fenced.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def response_format(mode: str, action_schema: Mapping[str, Any], reasoning_chars: int,
+                    strict: bool) -> dict[str, Any] | None:
+    """The ``response_format`` for a mode: a JSON schema of the reply, JSON mode, or none (plain text).
+
+    >>> response_format("json_object", {}, 100, True)
+    {'type': 'json_object'}
+    """
+    if mode == "json_object":
+        return {"type": "json_object"}
+    if mode == "text":
+        return None
+    schema = {"type": "object", "additionalProperties": False, "required": ["reasoning", "action"],
+              "properties": {"reasoning": {"type": "string", "maxLength": reasoning_chars},
+                             "action": dict(action_schema)}}
+    return {"type": "json_schema", "json_schema": {"name": "move", "strict": strict, "schema": schema}}
+
+
+# --- accounting -------------------------------------------------------------------------------
+@dataclass
+class MoveRecord:
+    """One decision: how it was made (``source``: llm, planned, forced, fallback, forfeit) and what it cost.
+
+    ``attempts`` counts replies asked for; ``parse_failures``/``illegal_replies``/``truncated`` the unusable
+    ones by kind (a reply cut off at ``max_tokens`` is ``truncated``, whatever else is wrong with it).
+    """
+
+    seat: int
+    ply: int | None
+    action: int = -1
+    move: str = ""
+    source: str = "llm"
+    mode: str | None = None
+    attempts: int = 0
+    parse_failures: int = 0
+    illegal_replies: int = 0
+    truncated: int = 0
+    network_retries: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    reasoning: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    def add_reply(self, reply: ChatReply, mode: str) -> None:
+        self.attempts += 1
+        self.mode = mode
+        self.network_retries += reply.network_retries
+        self.cache_hits += reply.cached
+        self.truncated += reply.truncated
+        usage = reply.usage
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.reasoning_tokens += usage.reasoning_tokens
+        self.cached_tokens += usage.cached_tokens
+        if usage.cost is not None:
+            self.cost = (self.cost or 0.0) + usage.cost
+        self.latency_s += reply.latency_s
+
+    def reject(self, error: ReplyError, truncated: bool) -> None:
+        if not truncated:
+            self.parse_failures += error.kind == "parse"
+            self.illegal_replies += error.kind == "illegal"
+        self.errors.append(str(error))
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
+    """Per-game totals: moves by source, the counters summed, cost (``None`` if never reported),
+    latency, replies per mode, and ``clean`` (no fallback move and no forfeit).
+
+    >>> summarize_moves([MoveRecord(0, 0, attempts=2, source="fallback")])["fallback_moves"]
+    1
+    """
+    totals: dict[str, Any] = {"moves": len(moves)}
+    totals.update({f"{source}_moves": sum(m.source == source for m in moves) for source in _SOURCES})
+    totals.update({name: sum(getattr(m, name) for m in moves) for name in _COUNTERS})
+    costs = [m.cost for m in moves if m.cost is not None]
+    totals["cost"] = sum(costs) if costs else None
+    totals["latency_s"] = sum(m.latency_s for m in moves)
+    modes: dict[str, int] = {}
+    for m in moves:
+        if m.mode is not None:
+            modes[m.mode] = modes.get(m.mode, 0) + m.attempts
+    totals["modes"] = modes
+    totals["clean"] = totals["fallback_moves"] == 0 and totals["forfeit_moves"] == 0
+    return totals
+
+
+# --- the policy -------------------------------------------------------------------------------
+def prompt_for(game: Any) -> GamePrompt:
+    """The ``PROMPT`` of the game's prompt module (``tabletop_rl.agents.llm.splendor`` for a ``SplendorGame``)."""
+    key = type(game).__module__.rpartition(".")[0].rpartition(".")[2]  # tabletop_rl.games.<key>.game
+    module = f"{__package__}.{key}"
+    try:
+        return importlib.import_module(module).PROMPT
+    except (ModuleNotFoundError, AttributeError):
+        raise ValueError(f"no LLM prompt for {type(game).__name__} ({module}.PROMPT not found)") from None
+
+
+def _is_loopback(base_url: str) -> bool:
+    host = urllib.parse.urlparse(base_url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+class LLMPolicy(BasePolicy):
+    """A chat model behind an OpenAI-compatible API; options as in ``LLM_OPTIONS`` (docs/llm.md).
+
+    Python-only keywords: ``api_key`` (else the environment), ``backend`` (replaces the ``openai`` SDK,
+    e.g. a scripted fake), ``prompt`` (a ``GamePrompt``; else found from the game), ``extra_headers`` and
+    ``extra_body`` (passed through on every request), ``sleep`` (the backoff wait).
+    """
+
+    def __init__(self, name: str = "llm", seed: int | None = None, *, model: str = "openai/gpt-4o-mini",
+                 base_url: str = DEFAULT_BASE_URL, temperature: float = 0.2, max_tokens: int = 1000,
+                 max_retries: int = 2, fallback: str = "random", legal_list: bool = True,
+                 reasoning_chars: int = 600, mode: str = "auto", timeout: float = 60.0, net_retries: int = 6,
+                 backoff: float = 1.0, concurrency: int = 8, cache: str = "", api_key_env: str = "",
+                 api_key: str | None = None, backend: ChatBackend | None = None, prompt: GamePrompt | None = None,
+                 extra_headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(name, seed)
+        _check_options(fallback=fallback, mode=mode, max_retries=max_retries, max_tokens=max_tokens,
+                       reasoning_chars=reasoning_chars, timeout=timeout, net_retries=net_retries, backoff=backoff)
+        self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
+        self.max_retries, self.fallback, self.legal_list = max_retries, fallback, legal_list
+        self.reasoning_chars = reasoning_chars
+        self.auto_mode = mode == "auto"
+        self.mode = MODES[0] if self.auto_mode else mode
+        self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
+        self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
+                                  sleep, seed)
+        self.moves: list[MoveRecord] = []
+        self._prompt = prompt
+        self._plan: list[int] = []
+        self._fallback_policy: Policy | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game: clear the move records and any planned returns (the working mode is kept)."""
+        super().reset(seed)
+        self.moves = []
+        self._plan = []
+
+    @property
+    def accounting(self) -> dict[str, Any]:
+        """Totals over this game's moves (``summarize_moves``)."""
+        return summarize_moves(self.moves)
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        game, seat = info.get("game"), info.get("player")
+        if game is None or seat is None:
+            raise ValueError(f"{self.name} needs info={{'game': <game>, 'player': seat}}")
+        prompt = self._prompt or prompt_for(game)
+        legal = np.flatnonzero(mask).tolist()
+        record = MoveRecord(seat=int(seat), ply=getattr(game, "ply", None))
+        self.moves.append(record)
+        planned = self._plan.pop(0) if self._plan else None
+        if planned is not None and planned in legal:
+            record.source = "planned"
+            return self._done(record, prompt, planned)
+        self._plan = []
+        if len(legal) == 1:
+            record.source = "forced"
+            return self._done(record, prompt, legal[0])
+        move = self._ask(prompt, game, int(seat), legal, record)
+        if move is None:
+            return self._done(record, prompt, self._fall_back(prompt, observation, mask, info, record))
+        self._plan = list(move.plan)
+        return self._done(record, prompt, move.action)
+
+    def _done(self, record: MoveRecord, prompt: GamePrompt, action: int) -> int:
+        record.action, record.move = int(action), prompt.move_name(int(action))
+        return int(action)
+
+    def _ask(self, prompt: GamePrompt, game: Any, seat: int, legal: list[int],
+             record: MoveRecord) -> PlannedMove | None:
+        """Ask, validate, and re-prompt with the error up to ``max_retries`` times; ``None`` if no reply was usable."""
+        messages = [{"role": "system", "content": prompt.system_prompt},
+                    {"role": "user", "content": prompt.user_message(game, seat, legal, self.legal_list)}]
+        schema = prompt.action_schema(legal, self.legal_list)
+        for _ in range(self.max_retries + 1):
+            reply = self._complete(messages, schema)
+            record.add_reply(reply, self.mode)
+            try:
+                reasoning, value = parse_reply(reply.text)
+                move = prompt.parse_action(value, game, seat, legal)
+            except ReplyError as error:
+                record.reject(error, reply.truncated)
+                messages += [{"role": "assistant", "content": reply.text or "(empty reply)"},
+                             {"role": "user", "content": self._retry_message(error, reply)}]
+                continue
+            record.reasoning = reasoning
+            return move
+        return None
+
+    def _retry_message(self, error: ReplyError, reply: ChatReply) -> str:
+        cut = (f"Your reply was cut off at the token limit ({self.max_tokens} tokens); keep the reasoning "
+               f"under {self.reasoning_chars} characters. ") if reply.truncated else ""
+        return (f"{cut}That reply was rejected: {error}. Reply again with one JSON object "
+                '{"reasoning": "...", "action": ...} whose action is one of the legal moves.')
+
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> ChatReply:
+        """One reply; in ``mode=auto`` a server that refuses the response format gets the next simpler mode."""
+        while True:
+            request = ChatRequest(
+                model=self.model, messages=list(messages), temperature=self.temperature, max_tokens=self.max_tokens,
+                response_format=response_format(self.mode, schema, self.reasoning_chars, self.legal_list),
+                timeout_s=self.timeout, extra_headers=self.extra_headers, extra_body=self.extra_body)
+            try:
+                return self.client.complete(request)
+            except FatalLLMError as e:
+                if not (self.auto_mode and e.rejects_format and self.mode != MODES[-1]):
+                    raise FatalLLMError(f"llm player {self.name!r} stopped: {e}", e.status) from None
+                self.mode = MODES[MODES.index(self.mode) + 1]
+
+    def _fall_back(self, prompt: GamePrompt, observation: Any, mask: np.ndarray, info: Mapping[str, Any],
+                   record: MoveRecord) -> int:
+        if self.fallback == "forfeit":
+            record.source = "forfeit"
+            raise ForfeitError(f"{self.name} (seat {record.seat}) forfeits: no usable reply in "
+                               f"{record.attempts} attempts, last error: {record.errors[-1]}", record.seat)
+        record.source = "fallback"
+        if self.fallback == "random":
+            legal = np.flatnonzero(mask)
+            return int(legal[self.rng.integers(legal.size)])
+        if self._fallback_policy is None:
+            self._fallback_policy = make_policy("greedy", game=prompt.game)
+        return self._fallback_policy.act(observation, mask, info)
+
+
+def _check_options(**values: Any) -> None:
+    if values["fallback"] not in FALLBACKS:
+        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(FALLBACKS)}")
+    if values["mode"] not in ("auto",) + MODES:
+        raise ValueError(f"mode={values['mode']!r} is not one of auto, {', '.join(MODES)}")
+    for name in ("max_retries", "net_retries"):
+        if values[name] < 0:
+            raise ValueError(f"{name} must be >= 0, got {values[name]}")
+    for name in ("max_tokens", "reasoning_chars", "timeout", "backoff"):
+        if values[name] <= 0:
+            raise ValueError(f"{name} must be > 0, got {values[name]}")
+
+
+def chat_client(backend: Any, base_url: str, api_key: str | None, api_key_env: str, net_retries: int,
+                backoff: float, concurrency: int, cache: str, sleep: Callable[[float], None],
+                seed: int | None) -> ChatClient:
+    """The ``ChatClient`` an LLM policy talks through: ``backend`` if given (tests), else the openai SDK."""
+    if backend is None:
+        backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
+                                default_headers={"X-Title": "tabletop_rl"})
+    return ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
+                      cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
+
+
+def api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
+    """The API key; a loopback server without one gets a placeholder (local servers ignore it)."""
+    key = find_api_key(explicit, env_var)
+    if key:
+        return key
+    if _is_loopback(base_url):
+        return "no-key"
+    names = ", ".join(((env_var,) if env_var else ()) + KEY_ENV_VARS)
+    raise ValueError(f"no API key for {base_url}: set one of {names} (or api_key_env=NAME)")
+

@@ -1,0 +1,349 @@
+"""SplendorVectorEnv: many games stepped inside numba, one learning seat per game.
+
+A native ``gymnasium.vector.VectorEnv`` (autoreset in the same step, gymnasium's ``SAME_STEP`` mode).
+Each ``step`` applies the learner's actions, then plays the other seats inside numba (``random`` or
+``greedy``) or through a batched Python hook, then writes observations and masks into preallocated
+arrays. ``to_sb3()`` adapts it to stable-baselines3's ``VecEnv`` for MaskablePPO.
+
+>>> env = SplendorVectorEnv(num_envs=4, opponent="random")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, info["action_mask"].shape
+((4, 312), (4, 72))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numba import njit, prange
+
+from tabletop_rl.envs.splendor_aec import DENSE_POINT_SCALE, REWARD_MODES, check_choice
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_action
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
+
+RANDOM, GREEDY, EXTERNAL = 0, 1, 2
+OPPONENT_KINDS = {"random": RANDOM, "greedy": GREEDY}
+READY, WAITING = 0, 1
+
+#: An opponent hook: ``(observations[k, obs], masks[k, 72] bool, envs[k]) -> actions[k]``; each
+#: observation is from the seat to act in game ``envs[k]``.
+OpponentHook = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@njit(cache=True)
+def episode_seat(state, seat_option):
+    """The learner's seat for a new game: ``seat_option`` if >= 0, else drawn from the game's RNG."""
+    if seat_option >= 0:
+        return seat_option
+    return random_seat(state)
+
+
+@njit(cache=True)
+def random_seat(state):
+    return R.random_below(state, state[R.NUM_PLAYERS])
+
+
+# Per-game outputs of a step: ``returns[i] = (reward, outcome)``, ``flags[i] = (terminated,
+# truncated, finished_this_step, waiting_for_hook)``.
+REWARD, OUTCOME = 0, 1
+TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _advance(i, games, tables, mask):
+    """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
+    states, seats, opponents, _, scratch = games
+    cards, nobles, weights = tables
+    state = states[i]
+    seat = seats[i]
+    kind = opponents[i]
+    if kind == RANDOM:
+        while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+            R.random_step(state, cards, nobles, mask)
+    elif kind == GREEDY:
+        work = scratch[i]
+        while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+            R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, work), cards, nobles)
+    elif state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
+        return WAITING
+    return READY
+
+
+@njit(cache=True)
+def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
+    """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG, with the
+    opponent kind queued for it."""
+    states, seats, opponents, next_opponents, _ = games
+    state = states[i]
+    flags[i, FINISHED] = True
+    returns[i, OUTCOME] = R.end_reward(state, seats[i])
+    returns[i, REWARD] += returns[i, OUTCOME]
+    flags[i, TERMINATED] = state[R.STATUS] == R.OVER
+    flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
+    encode_into(state, seats[i], tables[0], tables[1], final_obs[i])
+    R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
+    seats[i] = episode_seat(state, seat_option)
+    opponents[i] = next_opponents[i]
+
+
+@njit(cache=True, inline="always")
+def _step_one(i, actions, games, tables, config, outputs):
+    """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
+    re-dealing an ended game once) and write the learner's view there."""
+    states, seats, _, _, _ = games
+    cards, nobles, _ = tables
+    seat_option, point_reward = config
+    returns, flags, final_obs, obs, masks = outputs
+    state = states[i]
+    if actions[i] >= 0:
+        points = R.player_base(state[R.CURRENT]) + R.P_POINTS
+        before = state[points]
+        learner = state[R.CURRENT] == seats[i]
+        R.apply_action(state, actions[i], cards, nobles)
+        if learner:
+            returns[i, REWARD] += (state[points] - before) * point_reward
+    mask = masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
+    w = _advance(i, games, tables, mask)
+    if w == READY and state[R.STATUS] != R.PLAYING and not flags[i, FINISHED]:
+        _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
+        w = _advance(i, games, tables, mask)
+    flags[i, WAITS] = w == WAITING
+    if w == READY:
+        encode_into(state, seats[i], cards, nobles, obs[i])
+        R.legal_mask(state, cards, nobles, mask)
+
+
+@njit(cache=True)
+def step_games(index, actions, games, tables, config, outputs):
+    """``_step_one`` for every game in ``index``, one thread."""
+    for k in range(index.shape[0]):
+        _step_one(index[k], actions, games, tables, config, outputs)
+
+
+@njit(cache=True, parallel=True)
+def step_games_parallel(index, actions, games, tables, config, outputs):
+    """``_step_one`` for every game in ``index``, on numba's threads."""
+    for k in prange(index.shape[0]):
+        _step_one(index[k], actions, games, tables, config, outputs)
+
+
+@njit(cache=True, parallel=True)
+def views_of_movers(states, index, cards, nobles, obs, masks):
+    """Observations and masks of the games in ``index`` from the seat to act."""
+    for k in prange(index.shape[0]):
+        state = states[index[k]]
+        encode_into(state, state[R.CURRENT], cards, nobles, obs[k])
+        R.legal_mask(state, cards, nobles, masks[k])
+
+
+@njit(cache=True)
+def first_illegal(actions, masks):
+    """Index of the first action that ``masks`` does not allow (out of range included), or -1."""
+    for k in range(actions.shape[0]):
+        a = actions[k]
+        if a < 0 or a >= R.NUM_ACTIONS or not masks[k, a]:
+            return k
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def reset_games(states, seeds, num_players, max_plies, seats, seat_option):
+    for i in prange(states.shape[0]):
+        R.reset_state(states[i], seeds[i], num_players, max_plies)
+        seats[i] = episode_seat(states[i], seat_option)
+
+
+def _kind(opponent: str | OpponentHook) -> int:
+    if callable(opponent):
+        return EXTERNAL
+    if opponent not in OPPONENT_KINDS:
+        raise ValueError(f"opponent must be 'random', 'greedy' or a callable hook, got {opponent!r}")
+    return OPPONENT_KINDS[opponent]
+
+
+class SplendorVectorEnv(VectorEnv):
+    """``num_envs`` Splendor games, one learning seat each; the other seats are played by ``opponent``.
+
+    ``opponent``: ``"random"``, ``"greedy"`` (both inside numba) or a hook
+    ``(observations, masks, envs) -> actions`` called once per round of waiting games (batched).
+    ``seat``: ``"random"`` (drawn per episode from the game's seed) or a fixed seat index.
+    At a game's end ``info["outcome"]`` holds the learner's end reward alone (masked by ``info["_outcome"]``).
+    ``reward``: ``"sparse"``, the zero-sum end reward of the learning seat (winners share +1, losers
+    share -1), or ``"dense"``, which adds the learner's points gained on each step / 15 (as the AEC env).
+    ``copy``: return arrays the env never writes again (default; observations are written straight into a
+    new array each step); ``copy=False`` returns the env's own buffers, valid until the next ``step`` (as
+    gymnasium's ``SyncVectorEnv(copy=False)``), which saves an allocation and the mask copy per step.
+    ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
+    machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
+                 reward: str = "sparse", parallel: bool = True, copy: bool = True) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        if seat != "random" and (isinstance(seat, bool) or seat not in range(num_players)):
+            raise ValueError(f"seat must be 'random' or 0..{num_players - 1}, got {seat!r}")
+        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 10):
+            raise ValueError(f"max_plies must be an integer >= 10 or None, got {max_plies!r}")
+        check_choice(reward, "reward", REWARD_MODES)
+        self._point_reward = 1.0 / DENSE_POINT_SCALE if reward == "dense" else 0.0
+        self.num_envs = num_envs
+        self.num_players = num_players
+        self.max_plies = -1 if max_plies is None else max_plies
+        self.seat_option = -1 if seat == "random" else int(seat)
+        self.hook: OpponentHook | None = opponent if callable(opponent) else None
+        self.opponents = np.full(num_envs, _kind(opponent), np.int64)
+        self.next_opponents = self.opponents.copy()
+        size = observation_size(num_players)
+        self.single_observation_space = observation_box(num_players)
+        self.single_action_space = gym.spaces.Discrete(R.NUM_ACTIONS)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self._cards, self._nobles = R.tables()
+        self.greedy_weights = np.asarray(DEFAULT_GREEDY_WEIGHTS, np.float64)
+        self.states = R.new_states(num_envs)
+        self.seats = np.zeros(num_envs, np.int64)
+        self._obs = np.zeros((num_envs, size), np.float32)
+        self._masks = np.zeros((num_envs, R.NUM_ACTIONS), np.bool_)
+        self._final_obs = np.zeros((num_envs, size), np.float32)
+        self._returns = np.zeros((num_envs, 2), np.float64)
+        self._flags = np.zeros((num_envs, 4), np.bool_)
+        self._games = (self.states, self.seats, self.opponents, self.next_opponents, R.new_states(num_envs))
+        self._tables = (self._cards, self._nobles, self.greedy_weights)
+        self._config = (self.seat_option, self._point_reward)
+        self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
+        self._all = np.arange(num_envs)
+        self._no_actions = np.full(num_envs, -1, np.int64)
+        self._step_games = step_games_parallel if parallel else step_games
+        self.copy = copy
+        self._started = False
+
+    # --- gymnasium API -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start every game. ``options={"position": <JSON position>}`` starts all games from a position."""
+        super().reset(seed=seed)
+        base = int(self.np_random.integers(0, 1 << 62)) if seed is None else int(seed)
+        seeds = base + np.arange(self.num_envs, dtype=np.int64)  # game i is SplendorGame(seed=base + i)
+        reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
+        if options and "position" in options:
+            self._load_position(options["position"], seeds)
+        self._begin_step()
+        self._advance(self._no_actions)
+        self._started = True
+        return self._views()
+
+    def step(self, actions):
+        """Apply the learners' actions (every one must be legal) and play on to each learner's next turn."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions, np.int64).reshape(-1)
+        if actions.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
+        bad = first_illegal(actions, self._masks)
+        if bad >= 0:
+            raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
+        self._begin_step()
+        self._advance(actions)
+        obs, info = self._views()
+        finished = self._flags[:, FINISHED]
+        if finished.any():
+            final = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(finished):
+                final[i] = self._final_obs[i].copy()
+            info["final_obs"] = final
+            info["_final_obs"] = finished.copy()
+            info["outcome"] = np.where(finished, self._returns[:, OUTCOME], 0.0)
+            info["_outcome"] = finished.copy()
+        return (obs, self._returns[:, REWARD].copy(), self._flags[:, TERMINATED].copy(),
+                self._flags[:, TRUNCATED].copy(), info)
+
+    def action_masks(self) -> np.ndarray:
+        """``bool[num_envs, 72]``: the legal moves of each learner (what MaskablePPO asks for)."""
+        return self._masks.copy()
+
+    def set_opponents(self, kinds: np.ndarray, now: bool = False) -> None:
+        """Per-game opponent kinds (0 random, 1 greedy, 2 the hook), e.g. for an opponent pool: each
+        game takes its new kind when its next game is dealt, or at once with ``now=True``."""
+        kinds = np.asarray(kinds, np.int64)
+        if kinds.shape != (self.num_envs,) or kinds.min() < 0 or kinds.max() > EXTERNAL:
+            raise ValueError(f"kinds must be {self.num_envs} values in 0..2")
+        if (kinds == EXTERNAL).any() and self.hook is None:
+            raise ValueError("an external opponent needs a hook: set env.hook first")
+        self.next_opponents[:] = kinds
+        if now:
+            self.opponents[:] = kinds
+
+    def to_sb3(self):
+        """This env as a stable-baselines3 ``VecEnv`` (needs the ``[train]`` extra)."""
+        from tabletop_rl.envs.sb3 import SB3SplendorVecEnv
+
+        return SB3SplendorVecEnv(self)
+
+    # --- internals ----------------------------------------------------------------------
+    def _advance(self, actions: np.ndarray) -> None:
+        """Apply ``actions`` (-1: none) and play every game on to its learner's turn; games waiting for
+        the hook are decided in batches, one call per round, until none waits."""
+        index = self._all
+        while True:
+            self._step_games(index, actions, self._games, self._tables, self._config, self._outputs)
+            index = np.flatnonzero(self._flags[:, WAITS])
+            if len(index) == 0:
+                return
+            actions = self._hook_actions(index)
+
+    def _hook_actions(self, index: np.ndarray) -> np.ndarray:
+        """The hook's moves for the games in ``index``, checked, as a full-size action array (-1 elsewhere)."""
+        obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
+        masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
+        views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+        chosen = np.asarray(self.hook(obs, masks, index), np.int64)
+        if chosen.shape != (len(index),):
+            raise ValueError(f"opponent hook returned shape {chosen.shape}, expected ({len(index)},)")
+        bad = first_illegal(chosen, masks)
+        if bad >= 0:
+            raise ValueError(f"opponent hook chose illegal action {chosen[bad]} in env {index[bad]}")
+        actions = self._no_actions.copy()
+        actions[index] = chosen
+        return actions
+
+    def _begin_step(self) -> None:
+        self._returns[:] = 0.0
+        self._flags[:] = False
+        if self.copy:
+            # Every game's observation is rewritten each step, so writing into a fresh array spares the
+            # copy of the env's buffer that returning fresh arrays would otherwise cost.
+            self._obs = np.empty_like(self._obs)
+            self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
+
+    def _views(self) -> tuple[np.ndarray, dict[str, Any]]:
+        if self.copy:
+            return self._obs, {"action_mask": self._masks.copy()}
+        return self._obs, {"action_mask": self._masks}
+
+    def _load_position(self, position: Any, seeds: np.ndarray) -> None:
+        from tabletop_rl.games.splendor.notation import position_from_json
+
+        row = position_from_json(position)
+        if int(row[R.NUM_PLAYERS]) != self.num_players:
+            raise ValueError(f"position has {int(row[R.NUM_PLAYERS])} players, this env has {self.num_players}")
+        self.states[:] = row
+        for i in range(self.num_envs):
+            R.seed_rng(self.states[i], int(seeds[i]))
+            self.seats[i] = episode_seat(self.states[i], self.seat_option)
+
+
+def _why_illegal(state: np.ndarray, action: int) -> str:
+    if not 0 <= action < R.NUM_ACTIONS:
+        return f"action {action} is out of range 0..{R.NUM_ACTIONS - 1}"
+    return SplendorGame._from_state(state.copy()).explain_illegal(action)

@@ -1,0 +1,499 @@
+"""The local best-card model: a small numpy MLP distilled from the determinised-search teacher.
+
+The network scores one candidate card at a time: its input is the position as the seat to act sees it
+(``FEATURE_PARTS``) followed by the candidate card's own features (``CARD_PARTS``: which card, its rank,
+points, whether it takes the trick, whether anything unseen beats it, who may still hold its suit...),
+and it outputs one number; the legal cards' numbers, through a softmax, are the card scores and the
+policy plays the highest. One scorer shared by all cards learns from every position what makes a card
+good, which a network with one output per card would have to learn 32 times.
+
+Positions are seen with suits canonicalised: trump becomes suit 0 and the other three suits are ordered
+by what the seat holds and has seen of them (``suit_order``), so one network serves every trump and
+every relabelling of the plain suits. The features read only the seat's own hand and the public record
+(its inferences about the other hands come from ``determinize``'s constraints, which read the same).
+
+The model is saved as plain text (``save``/``load``): a header of ``key: value`` lines (format, card
+ordering, input size, layer sizes, timestamp, training parameters as JSON) and then each layer's
+weights and biases as rows of numbers (the first layer's rows: position inputs, then card inputs).
+
+>>> from tabletop_rl.games.klaverjas import rules as R
+>>> m = MLP.initialised([FEATURES, 8, 1], seed=0)
+>>> s = R.position({0: ["AS", "7S"], 1: ["KS"], 2: ["9S"], 3: ["QS"]}, "H", leader=1, table=["KS", "9S", "QS"])
+>>> scores = m.card_scores(s, [R.card_id("AS"), R.card_id("7S")])
+>>> [R.card_name(c) for c in scores], round(sum(scores.values()), 6)
+(['AS', '7S'], 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.determinize import hidden_constraints
+
+FORMAT = "tabletop_rl.klaverjas.mlp/3"
+CARD_ORDER = " ".join(R.card_name(c) for c in range(R.NUM_CARDS))
+#: Position inputs in order: (name, size); cards are canonical (``canonical``), seats relative to the seat to act.
+FEATURE_PARTS = (
+    ("hand", 32),             # cards the seat holds
+    ("legal", 32),            # the cards it may play now
+    ("trick", 96),            # the trick in progress: cards of the left player, partner, right player
+    ("played", 32),           # cards of earlier tricks
+    ("unseen", 32),           # cards neither held, played nor on the table
+    ("may_hold", 96),         # for left, partner, right: unseen cards that seat may hold (voids, trump limits)
+    ("led", 4),               # canonical suit led (none when leading)
+    ("position", 4),          # cards already on the table
+    ("holder", 4),            # who holds the trick: nobody yet, left, partner, right
+    ("trick_state", 2),       # the winning card is a trump; points on the table / 60
+    ("makers", 1),            # our team chose trump
+    ("trick_no", 8),          # trick number one-hot
+    ("deal_points", 4),       # our card points / 162, theirs, our roem / 100, theirs
+    ("rules", 2),             # Amsterdam follow rules; forced undertrumping
+)
+#: Candidate-card inputs in order: (name, size).
+CARD_PARTS = (
+    ("card", 32),             # the canonical card
+    ("rank", 8),              # its rank (7 8 9 10 J Q K A), shared by the suits
+    ("kind", 3),              # trump; of the led suit; a trump onto a plain lead (a ruff)
+    ("points", 1),            # its card points / 20
+    ("takes", 1),             # it would take over the trick in progress
+    ("master", 1),            # no unseen card of its suit beats it
+    ("suit_counts", 4),       # in its suit: own cards, unseen cards, unseen higher, unseen lower (each / 8)
+    ("may_hold_suit", 3),     # left, partner, right may still hold a card of its suit
+    ("may_hold_higher", 3),   # ... a card of its suit that beats it
+)
+STATE_FEATURES = sum(size for _, size in FEATURE_PARTS)
+CARD_FEATURES = sum(size for _, size in CARD_PARTS)
+FEATURES = STATE_FEATURES + CARD_FEATURES  # the network's input size
+_AT = dict(zip((name for name, _ in FEATURE_PARTS), np.cumsum([0] + [size for _, size in FEATURE_PARTS])))
+_CARD_AT = dict(zip((name for name, _ in CARD_PARTS), np.cumsum([0] + [size for _, size in CARD_PARTS])))
+
+
+def suit_order(state: np.ndarray) -> list[int]:
+    """Canonical index of each real suit for the seat to act: trump -> 0, the plain suits by (own cards,
+    cards on the table, cards played, as rank bit sets) descending, ties by C D H S.
+
+    >>> s = R.position({0: ["AS", "KS", "7D"]}, "H", leader=0)
+    >>> suit_order(s)     # hearts (trump) 0, spades (two cards) 1, diamonds 2, clubs 3
+    [3, 2, 0, 1]
+    """
+    trump, seat = int(state[R.TRUMP]), int(state[R.CURRENT])
+    hand = int(state[R.HAND + seat])
+    t = int(state[R.TRICK_NO])
+    table = R.hand_of([int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + int(state[R.IN_TRICK])]])
+    played = played_before(state)
+
+    def key(suit: int) -> tuple[int, int, int, int]:
+        bits = [(cards >> (8 * suit)) & 0xFF for cards in (hand, table, played)]
+        return (bin(bits[0]).count("1"), *bits)
+
+    plain = sorted((s for s in range(4) if s != trump), key=lambda s: (-np.array(key(s))).tolist())
+    order = [0] * 4
+    for i, s in enumerate(plain, start=1):
+        order[s] = i
+    order[trump] = 0
+    return order
+
+
+def played_before(state: np.ndarray) -> int:
+    """The cards of the finished tricks of the deal (a position built mid-deal may leave them empty)."""
+    t = int(state[R.TRICK_NO])
+    return R.hand_of([int(c) for c in state[R.TRICK:R.TRICK + 4 * t] if c >= 0])
+
+
+def canonical(card: int, order: list[int]) -> int:
+    return order[card >> 3] * 8 + (card & 7)
+
+
+@dataclass
+class View:
+    """What the seat to act knows, computed once per position for its features."""
+
+    state: np.ndarray
+    order: list[int]
+    seat: int
+    trump: int
+    n: int
+    table: np.ndarray
+    hand: int
+    legal: list[int]
+    played: int
+    unseen: int
+    allowed: list[int]
+
+    @classmethod
+    def of(cls, state: np.ndarray) -> View:
+        seat, t, n = int(state[R.CURRENT]), int(state[R.TRICK_NO]), int(state[R.IN_TRICK])
+        table = np.array([int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + 4]], np.int64)
+        hand, played = int(state[R.HAND + seat]), played_before(state)
+        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+        R.legal_mask(state, mask)
+        unseen = R.ALL_CARDS & ~hand & ~played & ~R.hand_of(table[:n].tolist())
+        return cls(state, suit_order(state), seat, int(state[R.TRUMP]), n, table, hand,
+                   [int(c) for c in np.flatnonzero(mask[:R.NUM_CARDS])], played, unseen,
+                   hidden_constraints(state, seat)[0])
+
+    def beats(self, card: int, other: int) -> bool:
+        """Whether ``other`` beats ``card`` within ``card``'s suit."""
+        suit = card >> 3
+        return R.strength(other, self.trump, suit) > R.strength(card, self.trump, suit)
+
+
+def _set_cards(x: np.ndarray, at: int, cards: int, order: list[int]) -> None:
+    for c in R.cards_of(cards):
+        x[at + canonical(c, order)] = 1
+
+
+def features(view: View) -> np.ndarray:
+    """The position inputs of the seat to act (layout ``FEATURE_PARTS``)."""
+    state, order, seat, trump, n, table = view.state, view.order, view.seat, view.trump, view.n, view.table
+    x = np.zeros(STATE_FEATURES, np.float32)
+    _set_cards(x, _AT["hand"], view.hand, order)
+    _set_cards(x, _AT["legal"], R.hand_of(view.legal), order)
+    t = int(state[R.TRICK_NO])
+    leader = int(state[R.LEADER + t])
+    for k in range(n):
+        _set_cards(x, _AT["trick"] + 32 * ((leader + k - seat) % 4 - 1), 1 << int(table[k]), order)
+    _set_cards(x, _AT["played"], view.played, order)
+    _set_cards(x, _AT["unseen"], view.unseen, order)
+    for rel in (1, 2, 3):
+        _set_cards(x, _AT["may_hold"] + 32 * (rel - 1), view.allowed[(seat + rel) % 4], order)
+    x[_AT["position"] + n] = 1
+    if n:
+        x[_AT["led"] + order[int(table[0]) >> 3]] = 1
+        winning = R.winning_position(table, n, trump)
+        x[_AT["holder"] + (leader + winning - seat) % 4] = 1
+        x[_AT["trick_state"]] = float(int(table[winning]) >> 3 == trump)
+        x[_AT["trick_state"] + 1] = sum(int(R.card_points(int(c), trump)) for c in table[:n]) / 60
+    else:
+        x[_AT["holder"]] = 1
+    us = R.team_of(seat)
+    x[_AT["makers"]] = float(R.team_of(int(state[R.MAKER])) == us)
+    x[_AT["trick_no"] + t] = 1
+    o = _AT["deal_points"]
+    x[o:o + 4] = [state[R.CARD_POINTS + us] / 162, state[R.CARD_POINTS + 1 - us] / 162,
+                  state[R.ROEM + us] / 100, state[R.ROEM + 1 - us] / 100]
+    x[_AT["rules"]:_AT["rules"] + 2] = [state[R.RULES] == R.AMSTERDAM, state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED]
+    return x
+
+
+def card_features(view: View, cards: list[int]) -> np.ndarray:
+    """The candidate-card inputs (layout ``CARD_PARTS``) of each of ``cards``."""
+    trump, n, table = view.trump, view.n, view.table
+    led = int(table[0]) >> 3 if n else -1
+    winning = R.winning_position(table, n, trump) if n else 0
+    x = np.zeros((len(cards), CARD_FEATURES), np.float32)
+    for row, card in zip(x, cards):
+        suit, rank = card >> 3, card & 7
+        row[_CARD_AT["card"] + canonical(card, view.order)] = 1
+        row[_CARD_AT["rank"] + rank] = 1
+        row[_CARD_AT["kind"]:_CARD_AT["kind"] + 3] = [suit == trump, suit == led, suit == trump and 0 <= led != trump]
+        row[_CARD_AT["points"]] = R.card_points(card, trump) / 20
+        if n:
+            row[_CARD_AT["takes"]] = R.strength(card, trump, led) > R.strength(int(table[winning]), trump, led)
+        in_suit = [c for c in R.cards_of(view.unseen) if c >> 3 == suit]
+        higher = [c for c in in_suit if view.beats(card, c)]
+        row[_CARD_AT["master"]] = not higher
+        own = sum(1 for c in R.cards_of(view.hand) if c >> 3 == suit)
+        o = _CARD_AT["suit_counts"]
+        row[o:o + 4] = [own / 8, len(in_suit) / 8, len(higher) / 8, (len(in_suit) - len(higher)) / 8]
+        for rel in (1, 2, 3):
+            allowed = view.allowed[(view.seat + rel) % 4]
+            row[_CARD_AT["may_hold_suit"] + rel - 1] = any((allowed >> c) & 1 for c in in_suit)
+            row[_CARD_AT["may_hold_higher"] + rel - 1] = any((allowed >> c) & 1 for c in higher)
+    return x
+
+
+@dataclass
+class MLP:
+    """ReLU hidden layers and one linear output: the score of a candidate card; the first layer's input is
+    the position inputs followed by the card inputs."""
+
+    weights: list[np.ndarray]
+    biases: list[np.ndarray]
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def initialised(cls, sizes: list[int], seed: int = 0) -> MLP:
+        """He-initialised layers of ``sizes`` (``FEATURES`` first, 1 last)."""
+        rng = np.random.default_rng(seed)
+        weights = [rng.normal(0, np.sqrt(2 / a), (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+        return cls(weights, [np.zeros(b, np.float32) for b in sizes[1:]])
+
+    def forward(self, states: np.ndarray, cards: np.ndarray, owner: np.ndarray) -> list[np.ndarray]:
+        """Activations of every layer for candidate rows ``cards`` of positions ``states[owner]`` (the first
+        layer's position part is computed once per position); the last: the scores, ``float[len(cards)]``."""
+        w0 = self.weights[0]
+        z = (states @ w0[:STATE_FEATURES])[owner] + cards @ w0[STATE_FEATURES:] + self.biases[0]
+        acts = [z]
+        for w, b in zip(self.weights[1:], self.biases[1:]):
+            acts.append(np.maximum(acts[-1], 0) @ w + b)
+        acts[-1] = acts[-1][:, 0]
+        return acts
+
+    def card_scores(self, state: np.ndarray, legal: list[int]) -> dict[int, float]:
+        """Softmax probability over the ``legal`` cards of the seat to act."""
+        view = View.of(state)
+        z = self.forward(features(view)[None], card_features(view, legal), np.zeros(len(legal), np.int64))[-1]
+        p = np.exp(z - z.max())
+        return dict(zip(legal, (p / p.sum()).tolist()))
+
+
+@dataclass
+class Examples:
+    """Teacher positions as training rows: ``states[i]`` the position inputs; the candidate rows of position
+    i are ``starts[i]:starts[i + 1]`` of ``cards`` (card inputs), ``target`` (soft target) and ``best`` (one
+    of the teacher's best cards)."""
+
+    states: np.ndarray
+    cards: np.ndarray
+    starts: np.ndarray
+    target: np.ndarray
+    best: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def rows(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate row indices of ``positions``, each row's index into ``positions``, and segment starts."""
+        counts = self.starts[positions + 1] - self.starts[positions]
+        seg = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        rows = np.arange(counts.sum()) + np.repeat(self.starts[positions] - seg, counts)
+        return rows, np.repeat(np.arange(len(positions)), counts), seg
+
+    @staticmethod
+    def concat(a: Examples, b: Examples) -> Examples:
+        return Examples(np.concatenate([a.states, b.states]), np.concatenate([a.cards, b.cards]),
+                        np.concatenate([a.starts, b.starts[1:] + a.starts[-1]]), np.concatenate([a.target, b.target]),
+                        np.concatenate([a.best, b.best]))
+
+    def subset(self, mask: np.ndarray) -> Examples:
+        positions = np.flatnonzero(mask)
+        rows, _, seg = self.rows(positions)
+        starts = np.concatenate([seg, [len(rows)]])
+        return Examples(self.states[positions], self.cards[rows], starts, self.target[rows], self.best[rows])
+
+
+def examples(views: np.ndarray, values: np.ndarray, temperature: float) -> Examples:
+    """Training rows of teacher positions (``values``: each legal card's mean value, NaN for others). The soft
+    target is ``softmax(value / temperature)`` over the legal cards (``temperature`` 0: the best cards,
+    equally weighted); ``best`` marks every card of the highest value (equivalent cards tie).
+
+    >>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP)
+    >>> values = np.full((1, 32), np.nan, np.float32); values[0, R.cards_of(int(s[R.HAND]))] = range(8)
+    >>> ex = examples(s[None], values, temperature=0)
+    >>> ex.states.shape == (1, STATE_FEATURES), ex.cards.shape == (8, CARD_FEATURES), float(ex.target.sum())
+    (True, True, 1.0)
+    """
+    states, cards, targets, best, starts = [], [], [], [], [0]
+    for view, row in zip(views, values):
+        legal = np.flatnonzero(~np.isnan(row))
+        seen = View.of(view)
+        states.append(features(seen))
+        cards.append(card_features(seen, legal.tolist()))
+        scaled = row[legal] - row[legal].max()
+        weights = np.exp(scaled / temperature) if temperature > 0 else (scaled == 0).astype(np.float64)
+        targets.append(weights / weights.sum())
+        best.append(scaled == 0)
+        starts.append(starts[-1] + len(legal))
+    return Examples(np.array(states, np.float32).reshape(-1, STATE_FEATURES),
+                    np.concatenate(cards) if cards else np.zeros((0, CARD_FEATURES), np.float32),
+                    np.array(starts), np.concatenate(targets).astype(np.float32) if targets else np.zeros(0),
+                    np.concatenate(best) if best else np.zeros(0, bool))
+
+
+def train(ex: Examples, hidden: tuple[int, ...] = (128, 64), epochs: int = 30, lr: float = 0.002,
+          batch: int = 256, seed: int = 0, log=None) -> MLP:
+    """Fit an MLP with Adam on the cross-entropy between each position's soft target and the softmax of the
+    scores of its legal cards; the learning rate decays linearly to zero. ``log(epoch, loss)`` is called
+    after each epoch when given."""
+    rng = np.random.default_rng(seed)
+    model = MLP.initialised([FEATURES, *hidden, 1], seed)
+    params = model.weights + model.biases
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    batches = max(1, len(ex) // batch)
+    total, step = epochs * batches, 0
+    for epoch in range(epochs):
+        loss = 0.0
+        for positions in np.array_split(rng.permutation(len(ex)), batches):
+            batch_loss, grads = _gradients(model, ex, positions)
+            loss += batch_loss / batches
+            step += 1
+            rate = lr * (1 - (step - 1) / total)
+            for i, (p, g) in enumerate(zip(params, grads)):
+                m[i] = 0.9 * m[i] + 0.1 * g
+                v[i] = 0.999 * v[i] + 0.001 * g * g
+                p -= rate * (m[i] / (1 - 0.9 ** step)) / (np.sqrt(v[i] / (1 - 0.999 ** step)) + 1e-8)
+        if log:
+            log(epoch, loss)
+    model.meta = {"hidden": list(hidden), "epochs": epochs, "lr": lr, "batch": batch, "seed": seed,
+                  "examples": len(ex)}
+    return model
+
+
+def _segment_log_softmax(z: np.ndarray, owner: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    z = z - np.maximum.reduceat(z, seg)[owner]
+    return z - np.log(np.add.reduceat(np.exp(z), seg))[owner]
+
+
+def _gradients(model: MLP, ex: Examples, positions: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    rows, owner, seg = ex.rows(positions)
+    states, cards, target = ex.states[positions], ex.cards[rows], ex.target[rows]
+    acts = model.forward(states, cards, owner)
+    log_p = _segment_log_softmax(acts[-1], owner, seg)
+    loss = float(-(target * log_p).sum() / len(positions))
+    delta = ((np.exp(log_p) - target) / len(positions))[:, None]
+    gw, gb = [], []
+    for i in range(len(model.weights) - 1, 0, -1):
+        hidden = np.maximum(acts[i - 1], 0)
+        gw.insert(0, hidden.T @ delta)
+        gb.insert(0, delta.sum(0))
+        delta = (delta @ model.weights[i].T) * (acts[i - 1] > 0)
+    gw.insert(0, np.vstack([states.T @ np.add.reduceat(delta, seg), cards.T @ delta]))
+    gb.insert(0, delta.sum(0))
+    return loss, gw + gb
+
+
+def predict(model: MLP, ex: Examples) -> np.ndarray:
+    """For each position, the candidate row (index into ``ex.cards``) the model scores highest."""
+    positions = np.arange(len(ex))
+    rows, owner, seg = ex.rows(positions)
+    z = model.forward(ex.states, ex.cards[rows], owner)[-1]
+    top = np.flatnonzero(np.maximum.reduceat(z, seg)[owner] == z)
+    _, first = np.unique(owner[top], return_index=True)  # ties: the first card
+    return rows[top[first]]
+
+
+def agreement(model: MLP, ex: Examples, ties: bool = True) -> float:
+    """Share of positions where the model's card is one of the teacher's best (``ties``), or exactly the
+    teacher's own pick (the lowest card id among its best, as ``search`` breaks ties)."""
+    if not len(ex):
+        return float("nan")
+    chosen = predict(model, ex)
+    if ties:
+        return float(ex.best[chosen].mean())
+    rows, owner, _ = ex.rows(np.arange(len(ex)))
+    _, first = np.unique(owner[ex.best[rows]], return_index=True)
+    return float((chosen == rows[ex.best[rows]][first]).mean())
+
+
+def save(model: MLP, path: str | Path) -> None:
+    """Write ``model`` as plain text (see the module docstring)."""
+    sizes = [model.weights[0].shape[0]] + [w.shape[1] for w in model.weights]
+    lines = [f"format: {FORMAT}", f"cards: {CARD_ORDER}", f"input_size: {sizes[0]}",
+             f"layers: {' '.join(map(str, sizes))}", f"created: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+             f"training: {json.dumps(model.meta, sort_keys=True)}"]
+    for i, (w, b) in enumerate(zip(model.weights, model.biases)):
+        lines.append(f"weights {i}: {w.shape[0]} {w.shape[1]}")
+        lines += [" ".join(f"{value:.4g}" for value in row) for row in w]
+        lines.append(f"biases {i}: {b.shape[0]}")
+        lines.append(" ".join(f"{value:.4g}" for value in b))
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def load(path: str | Path) -> MLP:
+    """Read a model written by ``save``; ``ValueError`` naming the file and the problem."""
+    try:
+        lines = Path(path).read_text().splitlines()
+        header = dict(line.split(": ", 1) for line in lines[:6])
+        if header.get("format") != FORMAT or header.get("cards") != CARD_ORDER:
+            raise ValueError("not a klaverjas MLP of this version (format/cards header)")
+        sizes = [int(s) for s in header["layers"].split()]
+        if sizes[0] != FEATURES or sizes[-1] != 1:
+            raise ValueError(f"layer sizes {sizes} do not fit {FEATURES} inputs and one card score")
+        weights, biases, at = [], [], 6
+        for a, b in zip(sizes, sizes[1:]):
+            weights.append(np.array([row.split() for row in lines[at + 1:at + 1 + a]], np.float32).reshape(a, b))
+            at += 1 + a
+            biases.append(np.array(lines[at + 1].split(), np.float32).reshape(b))
+            at += 2
+        meta = {"created": header["created"], **json.loads(header["training"])}
+        return MLP(weights, biases, meta)
+    except (OSError, KeyError, IndexError, ValueError) as e:
+        raise ValueError(f"cannot load model {path}: {e}") from None
+
+
+def packaged_model_path() -> Path | None:
+    """The model shipped in the package, if any."""
+    path = Path(str(resources.files("tabletop_rl.games.klaverjas") / "model.txt"))
+    return path if path.exists() else None
+
+
+def train_model_main(argv: list[str] | None = None) -> int:
+    """``tabletop train klaverjas-model``: generate (or resume) teacher shards, train the MLP on soft targets;
+    with ``--dagger-deals`` let that model play more deals, labelled by the teacher, and train again on all;
+    report the agreement with the teacher on held-out deals and save model.txt."""
+    import argparse
+
+    from tabletop_rl.train.klaverjas_teacher import DEFAULT_SAMPLES
+
+    parser = argparse.ArgumentParser(prog="tabletop train klaverjas-model", description=train_model_main.__doc__)
+    parser.add_argument("--data", default="runs/klaverjas-data", help="folder of teacher shards (made if missing)")
+    parser.add_argument("--deals", type=int, default=3600, help="deals the teacher plays (both rule sets)")
+    parser.add_argument("--dagger-deals", type=int, default=0,
+                        help="deals the first model plays (teacher-labelled, in DATA/dagger) before retraining")
+    parser.add_argument("--shard-deals", type=int, default=40, help="deals per shard file")
+    parser.add_argument("--samples", default=",".join(map(str, DEFAULT_SAMPLES)),
+                        help="teacher samples per decision for tricks 1..8, comma-separated")
+    parser.add_argument("--explore", type=float, default=0.15, help="chance of a random card in the played deals")
+    parser.add_argument("--hidden", default="128,64", help="hidden layer sizes, comma-separated")
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--lr", type=float, default=0.002)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--objective", choices=("score", "points"), default="points",
+                        help="card values to learn: the deal score (nat counts) or the point difference")
+    parser.add_argument("--temperature", type=float, default=10.0, help="soft targets: softmax(value / T); 0 = hard")
+    parser.add_argument("--holdout", type=float, default=0.1, help="fraction of the teacher's deals held out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="model.txt")
+    args = parser.parse_args(argv)
+    try:
+        args.samples = tuple(int(s) for s in args.samples.split(","))
+        args.hidden = tuple(int(h) for h in args.hidden.split(","))
+    except ValueError:
+        parser.error("--samples and --hidden take comma-separated integers")
+    fit, test = _teacher_examples(args, Path(args.data), args.deals, None, args.holdout)
+    model = _fit(fit, test, args)
+    if args.dagger_deals:
+        dagger, _ = _teacher_examples(args, Path(args.data) / "dagger", args.dagger_deals, model, 0.0)
+        model = _fit(Examples.concat(fit, dagger), test, args)
+    agree, exact = agreement(model, test), agreement(model, test, ties=False)
+    model.meta.update({"deals": args.deals, "dagger_deals": args.dagger_deals, "teacher_samples": list(args.samples),
+                       "explore": args.explore, "objective": args.objective, "temperature": args.temperature,
+                       "holdout_agreement": round(agree, 4), "holdout_exact_agreement": round(exact, 4),
+                       "holdout_positions": len(test), "features": FEATURES})
+    save(model, args.out)
+    print(f"agreement with the teacher on {len(test)} held-out positions: {agree:.3f} (one of its best cards), "
+          f"{exact:.3f} (its own pick); saved {args.out}")
+    return 0
+
+
+def _teacher_examples(args, folder: Path, deals: int, player: MLP | None,
+                      holdout: float) -> tuple[Examples, Examples]:
+    """Generate (or resume) the shards of ``deals`` deals in ``folder``; their examples split into training
+    and held-out deals (the last ``holdout`` fraction)."""
+    from tabletop_rl.train.klaverjas_teacher import load_shards, mean_values, write_shards
+
+    write_shards(folder, deals, args.shard_deals, args.samples, args.explore, args.seed, player,
+                 log=lambda m: print(m, flush=True))
+    data = load_shards(folder)
+    keep = data["deal"] < deals
+    held = data["deal"][keep] >= int(deals * (1 - holdout)) if holdout else np.zeros(keep.sum(), bool)
+    views = data["views"][keep]
+    ex = examples(views, mean_values(views, data["values"][keep], args.objective), args.temperature)
+    return ex.subset(~held), ex.subset(held)
+
+
+def _fit(fit: Examples, test: Examples, args) -> MLP:
+    print(f"training on {len(fit)} positions", flush=True)
+    model = train(fit, args.hidden, args.epochs, args.lr, args.batch, args.seed,
+                  log=lambda e, loss: print(f"epoch {e + 1}: loss {loss:.4f}", flush=True))
+    print(f"agreement with the teacher on {len(test)} held-out positions: {agreement(model, test):.3f}", flush=True)
+    return model

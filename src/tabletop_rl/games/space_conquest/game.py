@@ -1,0 +1,356 @@
+"""``SpaceConquestGame``: a friendly Python object over one state row, with JSON orders, save/load
+and replay.
+
+>>> g = SpaceConquestGame(seed=4)
+>>> mine = g.home_letter(0)
+>>> checks = g.step({"moves": [{"from": mine, "to": g.nearest_letter(mine), "ships": 2}]}, None)
+>>> checks[0].ok, g.turn, g.star(g.home(0))["ships"]   # 4 - 2 sent + 4 produced
+(True, 2, 6)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.actions import OrderCheck, check_orders, move_dict, star_index
+
+SAVE_FORMAT = "space_conquest/1"
+Moves = list[tuple[int, int, int]]
+
+
+def _seed_int(seed: int | None) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed) & 0xFFFFFFFFFFFFFFFF
+
+
+def check_settings(max_turns: Any, loss_model: Any) -> None:
+    """``ValueError`` naming a bad turn cap or loss model."""
+    if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
+        raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+    if loss_model not in R.LOSS_MODELS:
+        raise ValueError(f"loss_model must be one of {', '.join(R.LOSS_MODELS)}, got {loss_model!r}")
+
+
+class SpaceConquestGame:
+    """One two-player game. ``step(orders_0, orders_1)`` plays a turn from both seats' JSON orders.
+
+    ``seed`` None draws fresh entropy; ``max_turns`` is the turn cap (scored by RU owned, then ships);
+    ``loss_model`` ``"flat"`` (2 % per fleet per turn, the default) or ``"nlogn"``.
+    """
+
+    def __init__(self, seed: int | None = None, max_turns: int = R.DEFAULT_MAX_TURNS,
+                 loss_model: str = "flat") -> None:
+        check_settings(max_turns, loss_model)
+        self.seed = _seed_int(seed)
+        self.max_turns = int(max_turns)
+        self.loss_model = loss_model
+        self.state, self.log = R.new_game(self.seed, self.max_turns, R.LOSS_MODELS.index(loss_model))
+        self._history: list[tuple[np.ndarray, np.ndarray]] = []  # per turn: the orders that executed, counts
+        self.errors: list[list[dict[str, Any]]] = [[], []]  # last turn's order errors, per seat
+        self._orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
+        self._counts = np.zeros(R.NUM_PLAYERS, np.int64)
+
+    # --- playing ----------------------------------------------------------------------
+    def check(self, player: int, orders: Any) -> OrderCheck:
+        """Validate ``orders`` for ``player`` without playing them (``None``: no moves)."""
+        return check_orders(self.state, player, {"moves": []} if orders is None else orders)
+
+    def step(self, orders_0: Any, orders_1: Any) -> list[OrderCheck]:
+        """Play one turn from both seats' orders (JSON form, ``None`` = no moves). Bad moves are
+        skipped and reported in ``errors`` for the next turn; returns each seat's ``OrderCheck``."""
+        self._require_playing()
+        checks = [self.check(0, orders_0), self.check(1, orders_1)]
+        self.play_moves([c.accepted for c in checks])
+        self.errors = [c.errors for c in checks]
+        return checks
+
+    def play_moves(self, moves: list[Moves]) -> None:
+        """Play one turn from already validated moves ``[(origin, destination, ships), ...]`` per seat."""
+        self._require_playing()
+        self._set_orders(moves)
+        self.errors = [[], []]
+        R.advance(self.state, self.log, self._orders, self._counts)
+        self.record_orders()
+
+    def _set_orders(self, moves: list[Moves]) -> None:
+        for p, seat_moves in enumerate(moves):
+            self._counts[p] = len(seat_moves)
+            for j, move in enumerate(seat_moves):
+                self._orders[p, j] = move
+
+    def record_orders(self) -> None:
+        """Keep the orders just played (in ``_orders``/``_counts``) for saving and replay."""
+        width = int(self._counts.max())
+        self._history.append((self._orders[:, :width].copy(), self._counts.copy()))
+
+    @property
+    def history(self) -> list[list[Moves]]:
+        """Per turn played, per seat: the moves that executed, ``(origin, destination, ships)``."""
+        return [[[tuple(int(v) for v in orders[p, j]) for j in range(counts[p])] for p in range(R.NUM_PLAYERS)]
+                for orders, counts in self._history]
+
+    def _require_playing(self) -> None:
+        if self.is_over:
+            raise ValueError("the game is over; start a new one")
+
+    # --- reading ----------------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        return int(self.state[R.TURN])
+
+    @property
+    def is_over(self) -> bool:
+        return int(self.state[R.STATUS]) == R.OVER
+
+    @property
+    def winner(self) -> int | None:
+        """The winning seat, or None while playing or after a draw."""
+        w = int(self.state[R.WINNER])
+        return w if w in (0, 1) else None
+
+    @property
+    def is_draw(self) -> bool:
+        return int(self.state[R.WINNER]) == R.DRAW
+
+    @property
+    def end_reason(self) -> str | None:
+        """``"capture"`` (a home was taken), ``"turn_cap"``, or None while playing."""
+        return {R.END_CAPTURE: "capture", R.END_TURN_CAP: "turn_cap"}.get(int(self.state[R.END_REASON]))
+
+    def home(self, player: int) -> int:
+        return int(self.state[R.HOMES + player])
+
+    def home_letter(self, player: int) -> str:
+        return R.LETTERS[self.home(player)]
+
+    def distance(self, a: int | str, b: int | str) -> int:
+        """Chebyshev distance (= turns of travel) between two stars given by index or letter."""
+        a, b = (star_index(x) if isinstance(x, str) else int(x) for x in (a, b))
+        return int(R.distance(self.state, a, b))
+
+    def nearest_letter(self, letter: str) -> str:
+        """The letter of the star nearest to ``letter`` (lowest letter among equals)."""
+        s = star_index(letter)
+        others = [t for t in range(R.NUM_STARS) if t != s]
+        return R.LETTERS[min(others, key=lambda t: (self.distance(s, t), t))]
+
+    def star(self, s: int) -> dict[str, Any]:
+        """The true state of star ``s`` (all of it: for referees and tests, not for players)."""
+        b = R.star_at(s)
+        owner = int(self.state[b + R.S_OWNER])
+        return {"letter": R.LETTERS[s], "name": R.STAR_NAMES[s], "x": int(self.state[b + R.S_X]),
+                "y": int(self.state[b + R.S_Y]), "ru": int(self.state[b + R.S_RU]),
+                "owner": None if owner == R.NOBODY else owner, "ships": int(self.state[b + R.S_SHIPS]),
+                "home_of": None if self.state[b + R.S_HOME] < 0 else int(self.state[b + R.S_HOME])}
+
+    def fleets(self) -> list[dict[str, Any]]:
+        """Every fleet in hyperspace (true state), in launch order."""
+        out = []
+        for i in range(int(self.state[R.NUM_FLEETS])):
+            f = self.state[R.fleet_at(i):R.fleet_at(i) + R.F_SIZE]
+            out.append({"owner": int(f[R.F_OWNER]), **move_dict(f[R.F_ORIGIN], f[R.F_DEST], f[R.F_SHIPS]),
+                        "turns_left": int(f[R.F_LEFT]), "distance": int(f[R.F_DIST]),
+                        "launched": int(f[R.F_LAUNCHED])})
+        return out
+
+    def events(self) -> list[dict[str, Any]]:
+        """What happened in the last ``step`` (every event; observe.py filters them per player)."""
+        return [event_dict(row) for row in self.log[1:self.log[0, 0] + 1]]
+
+    def tally(self, player: int) -> dict[str, int]:
+        """Running totals of ``player``: ships and fleets lost in hyperspace, rebellions, captures."""
+        t = self.state[R.TALLY + player * R.T_SIZE:R.TALLY + (player + 1) * R.T_SIZE]
+        return {"lost_ships": int(t[R.T_LOST_SHIPS]), "lost_fleets": int(t[R.T_LOST_FLEETS]),
+                "rebellions": int(t[R.T_REBELLIONS]), "captures": int(t[R.T_CAPTURES])}
+
+    def owned_ru(self, player: int) -> int:
+        return int(R.owned_ru(self.state, player))
+
+    def total_ships(self, player: int) -> int:
+        return int(R.total_ships(self.state, player))
+
+    def result(self) -> dict[str, Any]:
+        """``{"turn", "over", "winner", "draw", "end", "ru": [..], "ships": [..]}``."""
+        return {"turn": self.turn, "over": self.is_over, "winner": self.winner, "draw": self.is_draw,
+                "end": self.end_reason, "ru": [self.owned_ru(p) for p in range(2)],
+                "ships": [self.total_ships(p) for p in range(2)]}
+
+    # --- copies, saving, replay ----------------------------------------------------------
+    def clone(self) -> SpaceConquestGame:
+        return SpaceConquestGame.from_dict(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything needed to go on playing, and to replay the game from its seed."""
+        used = R.fleet_at(int(self.state[R.NUM_FLEETS]))
+        return {"format": SAVE_FORMAT, "seed": self.seed, "max_turns": self.max_turns,
+                "loss_model": self.loss_model,
+                "history": [[[list(move_dict(*m).values()) for m in seat] for seat in turn] for turn in self.history],
+                "errors": self.errors, "state": [int(v) for v in self.state[:used]],
+                "log": [[int(v) for v in row] for row in self.log[1:self.log[0, 0] + 1]]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text_or_dict: str | dict) -> SpaceConquestGame:
+        """Load a saved game; ``ValueError`` naming the first problem in a corrupt save."""
+        data = text_or_dict
+        if isinstance(text_or_dict, (str, bytes)):
+            try:
+                data = json.loads(text_or_dict)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"save is not valid JSON: {e.msg} at position {e.pos}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SpaceConquestGame:
+        if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
+            raise ValueError(f"not a Space Conquest save (expected format {SAVE_FORMAT!r})")
+        missing = {"seed", "max_turns", "loss_model", "history", "errors", "state", "log"} - set(data)
+        if missing:
+            raise ValueError(f"save is missing {', '.join(sorted(missing))}")
+        game = cls(data["seed"], data["max_turns"], data["loss_model"])
+        row = _int_list(data["state"], "state")
+        if len(row) > R.STATE_SIZE:
+            raise ValueError("save: state is too long")
+        game.state[:] = 0
+        game.state[:len(row)] = row
+        check_state(game.state)
+        settings = (game.max_turns, R.LOSS_MODELS.index(game.loss_model))
+        if (game.state[R.MAX_TURNS], game.state[R.LOSS_MODEL]) != settings:
+            raise ValueError("save: max_turns or loss_model differ from the state's")
+        _load_history(game, data["history"])
+        game.errors = _checked_errors(data["errors"])
+        _load_log(game, data["log"])
+        return game
+
+    def replay(self) -> Iterator[SpaceConquestGame]:
+        """The game again from its seed, one copy per turn (the start first), from ``history``."""
+        game = SpaceConquestGame(self.seed, self.max_turns, self.loss_model)
+        yield game.clone()
+        for moves in self.history:
+            game.play_moves(moves)
+            yield game.clone()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SpaceConquestGame) and np.array_equal(self.state, other.state)
+
+    def __repr__(self) -> str:
+        return f"SpaceConquestGame(seed={self.seed}, turn={self.turn}, over={self.is_over})"
+
+
+def _int_list(values: Any, name: str) -> list[int]:
+    if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"save: {name} must be a list of integers")
+    if len(values) > R.STATE_SIZE or (name == "state" and len(values) < R.FLEETS):
+        raise ValueError(f"save: {name} has a wrong length ({len(values)})")
+    return values
+
+
+def _load_history(game: SpaceConquestGame, history: Any) -> None:
+    """The orders of every turn played: two seats' lists of ``[from, to, ships]``, one turn per step."""
+    played = game.turn - 1 + (game.end_reason == "turn_cap")  # the last turn before the cap does not advance
+    if not isinstance(history, list) or len(history) != played:
+        raise ValueError(f"save: history must list the orders of the {played} turns played")
+    for turn in history:
+        try:
+            if len(turn) != R.NUM_PLAYERS or any(len(seat) > R.MAX_ORDERS for seat in turn):
+                raise ValueError
+            game._set_orders([[(star_index(o), star_index(d), _positive(n)) for o, d, n in seat] for seat in turn])
+        except (TypeError, ValueError):
+            raise ValueError(f"save: bad history entry {turn!r}") from None
+        game.record_orders()
+
+
+def _positive(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError
+    return n
+
+
+def _checked_errors(errors: Any) -> list[list[dict[str, Any]]]:
+    """Last turn's order errors per seat, each ``{"index": int or None, "message": str}``."""
+    ok = isinstance(errors, list) and len(errors) == R.NUM_PLAYERS and all(
+        isinstance(seat, list) and all(isinstance(e, dict) and set(e) == {"index", "message"}
+                                       and isinstance(e["message"], str)
+                                       and (e["index"] is None or type(e["index"]) is int) for e in seat)
+        for seat in errors)
+    if not ok:
+        raise ValueError('save: errors must be two lists of {"index", "message"}')
+    return errors
+
+
+def _load_log(game: SpaceConquestGame, log: Any) -> None:
+    """Last turn's events (rows of ``E_SIZE`` integers) into ``game.log``."""
+    if not isinstance(log, list) or len(log) >= R.MAX_EVENTS:
+        raise ValueError("save: log must be a list of events")
+    rows = [_int_list(row, "log") for row in log]
+    for row in rows:
+        if len(row) != R.E_SIZE or not _possible_event(row):
+            raise ValueError(f"save: impossible event {row}")
+    game.log[0, 0] = len(rows)
+    if rows:
+        game.log[1:len(rows) + 1] = rows
+
+
+def check_state(state: np.ndarray) -> None:
+    """``ValueError`` naming the first impossible thing in a state row (a corrupt or edited save)."""
+    cells = set()
+    for s in range(R.NUM_STARS):
+        b = R.star_at(s)
+        x, y, ru, owner, ships = (int(state[b + k]) for k in (R.S_X, R.S_Y, R.S_RU, R.S_OWNER, R.S_SHIPS))
+        if not (0 <= x < R.WIDTH and 0 <= y < R.HEIGHT) or (x, y) in cells:
+            raise ValueError(f"save: star {R.LETTERS[s]} has a bad or shared position ({x}, {y})")
+        cells.add((x, y))
+        if not 1 <= ru <= R.HOME_RU or owner not in (R.NOBODY, 0, 1) or ships < 0:
+            raise ValueError(f"save: star {R.LETTERS[s]} has impossible RU/owner/ships ({ru}, {owner}, {ships})")
+    if sorted(int(state[R.HOMES + p]) for p in range(2)) != sorted(
+            s for s in range(R.NUM_STARS) if state[R.star_at(s) + R.S_HOME] >= 0):
+        raise ValueError("save: home stars do not match")
+    if not 0 <= state[R.NUM_FLEETS] <= R.MAX_FLEETS or state[R.TURN] < 1 or state[R.STATUS] not in (R.PLAYING, R.OVER):
+        raise ValueError("save: bad turn, status or fleet count")
+    for i in range(int(state[R.NUM_FLEETS])):
+        f = state[R.fleet_at(i):R.fleet_at(i) + R.F_SIZE]
+        if f[R.F_OWNER] not in (0, 1) or f[R.F_SHIPS] <= 0 or not 0 < f[R.F_LEFT] <= f[R.F_DIST] \
+                or not (0 <= f[R.F_ORIGIN] < R.NUM_STARS and 0 <= f[R.F_DEST] < R.NUM_STARS):
+            raise ValueError(f"save: fleet {i} is impossible")
+
+
+def event_dict(row: np.ndarray) -> dict[str, Any]:
+    """One event-log row as a dict (stars as letters, seats as ints, None for 'nobody'/'absent')."""
+    kind = R.EVENT_KINDS[int(row[R.E_KIND])]
+    out: dict[str, Any] = {"kind": kind, "turn": int(row[R.E_TURN]), "star": R.LETTERS[int(row[R.E_STAR])]}
+    a, b, c, d, e = (int(v) for v in row[R.E_A:R.E_E + 1])
+    player = int(row[R.E_PLAYER])
+    if kind in ("launch", "lost", "arrive"):
+        out.update(player=player, **move_dict(a, b, c), distance=d)
+    elif kind == "combat":
+        out.update(owner_before=None if player == R.NOBODY else player,
+                   forces=[None if f < 0 else f for f in (a, b)], npc=None if c < 0 else c,
+                   owner_after=None if d == R.NOBODY else d, ships_after=e)
+    elif kind == "rebellion":
+        out.update(player=player, garrison=a, rebels=b, ships_after=c)
+    else:
+        out.update(player=player, ships=a)
+    return out
+
+
+def _possible_event(row: list[int]) -> bool:
+    """Whether an event-log row holds values ``event_dict`` can read (see rules.py for the columns)."""
+    kind, star, player, a, b, c, d, e = (row[k] for k in (R.E_KIND, R.E_STAR, R.E_PLAYER, R.E_A, R.E_B, R.E_C,
+                                                           R.E_D, R.E_E))
+    if not (0 <= kind < len(R.EVENT_KINDS) and 0 <= star < R.NUM_STARS and player in (R.NOBODY, 0, 1)):
+        return False
+    if kind in (R.EV_LAUNCH, R.EV_LOST, R.EV_ARRIVE):
+        return 0 <= a < R.NUM_STARS and 0 <= b < R.NUM_STARS and c > 0
+    if kind == R.EV_COMBAT:
+        return min(a, b, c) >= -1 and d in (R.NOBODY, 0, 1) and e >= 0
+    return True

@@ -1,0 +1,74 @@
+"""The fixed Splendor action table: id <-> meaning <-> text name (ids and names are public API).
+
+>>> action_name(25), action_id("buy:2.1")
+('take2:white', 50)
+"""
+
+from __future__ import annotations
+
+from tabletop_rl.games.splendor import rules as R
+
+NUM_ACTIONS = R.NUM_ACTIONS
+
+
+def _build_names() -> tuple[str, ...]:
+    c = R.COLOURS
+    names = [f"take:{c[a]},{c[b]},{c[d]}" for a, b, d in R.TRIPLES]
+    names += [f"take:{c[a]},{c[b]}" for a, b in R.PAIRS]
+    names += [f"take:{x}" for x in c]
+    names += [f"take2:{x}" for x in c]
+    slots = [f"{lv}.{s}" for lv in (1, 2, 3) for s in range(R.SLOTS_PER_LEVEL)]
+    names += [f"reserve:{s}" for s in slots]
+    names += [f"reserve_deck:{lv}" for lv in (1, 2, 3)]
+    names += [f"buy:{s}" for s in slots]
+    names += [f"buy_reserved:{i}" for i in range(R.MAX_RESERVED)]
+    names += [f"noble:{i}" for i in range(R.MAX_TABLE_NOBLES)]
+    names += [f"return:{x}" for x in R.TOKEN_NAMES]
+    names.append("pass")
+    assert len(names) == NUM_ACTIONS
+    return tuple(names)
+
+
+ACTION_NAMES: tuple[str, ...] = _build_names()
+_IDS = {name: i for i, name in enumerate(ACTION_NAMES)}
+
+
+def action_name(action: int) -> str:
+    """Text name of an action id, e.g. ``action_name(71) == "pass"``."""
+    if isinstance(action, bool) or not isinstance(action, int) and not hasattr(action, "__index__"):
+        raise ValueError(f"action must be an integer id, got {action!r}")
+    a = int(action)
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action id {a} is out of range 0..{NUM_ACTIONS - 1}")
+    return ACTION_NAMES[a]
+
+
+def action_id(name: str) -> int:
+    """Action id of a text name (case and spaces ignored), e.g. ``action_id("take2:red") == 28``."""
+    key = name.strip().lower().replace(" ", "") if isinstance(name, str) else None
+    if key not in _IDS:
+        raise ValueError(f"unknown action name {name!r} (examples: 'take:white,blue,green', 'buy:2.1', 'pass')")
+    return _IDS[key]
+
+
+def to_action_id(action: int | str) -> int:
+    """Accept an id (int or numpy integer) or a name; return the id or raise ``ValueError``."""
+    if isinstance(action, str):
+        return action_id(action)
+    action_name(action)
+    return int(action)
+
+
+def kind(action: int) -> str:
+    """The action's family: take3, take2_diff, take1, take2_same, reserve, reserve_deck, buy,
+    buy_reserved, noble, return or pass."""
+    bounds = (
+        (R.TAKE2_DIFF, "take3"), (R.TAKE1, "take2_diff"), (R.TAKE2_SAME, "take1"), (R.RESERVE, "take2_same"),
+        (R.RESERVE_DECK, "reserve"), (R.BUY, "reserve_deck"), (R.BUY_RESERVED, "buy"),
+        (R.CHOOSE_NOBLE, "buy_reserved"), (R.RETURN_TOKEN, "noble"), (R.PASS, "return"), (R.NUM_ACTIONS, "pass"),
+    )
+    if 0 <= action:
+        for end, label in bounds:
+            if action < end:
+                return label
+    raise ValueError(f"action id {action} is out of range 0..{NUM_ACTIONS - 1}")

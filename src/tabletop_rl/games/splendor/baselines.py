@@ -1,0 +1,251 @@
+"""Splendor policies: the greedy heuristic (numba), its Python wrapper, and the registry entries.
+
+``greedy_action`` looks one ply ahead: it applies each legal action to a scratch copy, plays out the
+mover's sub-steps (token returns, a noble choice) the same way, and scores the result with
+``evaluate`` from the mover's seat. It takes arrays and scalars only, so the vector env
+runs it inside numba for its greedy opponents. It never uses what the mover cannot see: a card drawn
+to refill the market is scored as an empty slot, a card drawn by a blind reserve as an unknown card,
+and opponents' blind reserves as unknown cards (``hide_drawn_card`` and ``UNKNOWN_RESERVED``).
+
+>>> from tabletop_rl import SplendorGame
+>>> from tabletop_rl.agents import make_policy
+>>> g = SplendorGame(2, seed=1)
+>>> p = make_policy("greedy")
+>>> a = p.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+>>> bool(g.legal_mask()[a]), p.stats.decisions, p.stats.nodes == len(g.legal_actions())
+(True, 1, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from tabletop_rl.agents.base import BasePolicy, Option, register_policy
+from tabletop_rl.games.splendor import rules as R
+
+# --- greedy weights (index -> meaning; docs/agents.md has the table) -----------------------------
+GREEDY_WEIGHT_NAMES = (
+    "points",            # per prestige point
+    "tokens",            # per token held, counting at most 10
+    "gold",              # extra per gold token (it pays for any colour)
+    "bonus",             # per card bought (a permanent discount)
+    "noble",             # per unclaimed table noble, times the fraction of its requirement met by bonuses
+    "reach",             # per market or own reserved card: (points + reach_base) * closeness
+    "reach_base",        # value added to a card's points in the reach term, so 0-point cards count
+    "reserved_points",   # per point of a known reserved card, times its closeness
+    "unknown_reserved",  # per reserved card the viewer cannot see (another seat's blind reserve)
+    "opponent",          # weight of the best opponent's value, subtracted
+    "win",               # a finished game: + for a win (shared or not), - for a loss
+)
+POINTS, TOKENS, GOLD_W, BONUS, NOBLE, REACH, REACH_BASE, RESERVED_POINTS, UNKNOWN_RESERVED, OPPONENT, WIN = \
+    range(len(GREEDY_WEIGHT_NAMES))
+DEFAULT_GREEDY_WEIGHTS = np.array(
+    [1.0, 0.1, 0.05, 0.8, 1.0, 0.05, 1.0, 0.3, 0.6, 0.5, 100.0], np.float64)
+DEFAULT_GREEDY_WEIGHTS.setflags(write=False)
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def closeness(state, q, card, cards):
+    """1 - (what seat ``q`` still lacks for ``card`` after bonuses, tokens and gold) / (its cost)."""
+    b = R.player_base(q)
+    total = 0
+    short = 0
+    for c in range(5):
+        cost = cards[card, R.CARD_COST + c]
+        total += cost
+        lack = cost - state[b + R.P_BONUS + c] - state[b + R.P_TOKENS + c]
+        if lack > 0:
+            short += lack
+    short = max(0, short - state[b + R.P_TOKENS + R.GOLD])
+    return 1.0 - short / total
+
+
+@njit(cache=True, inline="always")
+def card_reach(state, q, card, cards, weights):
+    return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * closeness(state, q, card, cards)
+
+
+@njit(cache=True)
+def player_value(state, q, viewer, cards, nobles, weights):
+    """Heuristic value of seat ``q``'s position as ``viewer`` sees it (no hidden card is read)."""
+    b = R.player_base(q)
+    held = R.tokens_held(state, q)
+    value = weights[POINTS] * state[b + R.P_POINTS] + weights[TOKENS] * min(held, R.TOKEN_LIMIT)
+    value += weights[GOLD_W] * state[b + R.P_TOKENS + R.GOLD]
+    for c in range(5):
+        value += weights[BONUS] * state[b + R.P_BONUS + c]
+    for i in range(R.MAX_TABLE_NOBLES):
+        noble = state[R.TABLE_NOBLES + i]
+        if noble >= 0:
+            need = 0
+            met = 0
+            for c in range(5):
+                need += nobles[noble, c]
+                met += min(nobles[noble, c], state[b + R.P_BONUS + c])
+            value += weights[NOBLE] * met / need
+    for s in range(12):
+        card = state[R.MARKET + s]
+        if card >= 0:
+            value += card_reach(state, q, card, cards, weights)
+    for i in range(state[b + R.P_NRESERVED]):
+        card = state[b + R.P_RESERVED + i]
+        if card < 0 or (q != viewer and (state[b + R.P_BLIND] >> i) & 1):
+            value += weights[UNKNOWN_RESERVED]
+        else:
+            near = closeness(state, q, card, cards)
+            value += (weights[RESERVED_POINTS] * cards[card, R.CARD_POINTS] * near
+                      + card_reach(state, q, card, cards, weights))
+    return value
+
+
+@njit(cache=True)
+def evaluate(state, seat, cards, nobles, weights):
+    """``seat``'s value minus ``weights[OPPONENT]`` times the best opponent's, plus the win term when over.
+
+    A reserved card id of -1 is read as a card ``seat`` has not seen (see ``hide_drawn_card``).
+    """
+    own = player_value(state, seat, seat, cards, nobles, weights)
+    best = -np.inf
+    for q in range(state[R.NUM_PLAYERS]):
+        if q != seat:
+            best = max(best, player_value(state, q, seat, cards, nobles, weights))
+    value = own - weights[OPPONENT] * best
+    if state[R.STATUS] == R.OVER:
+        won = np.zeros(R.MAX_PLAYERS, np.int8)
+        R.winners_into(state, won)
+        value += weights[WIN] if won[seat] else -weights[WIN]
+    return value
+
+
+@njit(cache=True, inline="always")
+def hide_drawn_card(state, mover, action):
+    """Forget the card ``action`` just drew from a deck, which the mover could not know beforehand:
+    a refilled market slot becomes empty, a blind reserve becomes an unknown card (-1)."""
+    if R.RESERVE <= action < R.RESERVE_DECK:
+        state[R.MARKET + action - R.RESERVE] = -1
+    elif R.BUY <= action < R.BUY_RESERVED:
+        state[R.MARKET + action - R.BUY] = -1
+    elif R.RESERVE_DECK <= action < R.BUY:
+        b = R.player_base(mover)
+        state[b + R.P_RESERVED + state[b + R.P_NRESERVED] - 1] = -1
+
+
+@njit(cache=True)
+def best_substep(state, mover, cards, nobles, weights, mask, inner):
+    """The sub-step (token return or noble choice) with the best value for ``mover``, lowest id on ties."""
+    R.legal_mask(state, cards, nobles, mask)
+    best = -1
+    best_value = -np.inf
+    for a in range(R.NUM_ACTIONS):
+        if mask[a]:
+            inner[:] = state
+            R.apply_action(inner, a, cards, nobles)
+            value = evaluate(inner, mover, cards, nobles, weights)
+            if best < 0 or value > best_value:
+                best = a
+                best_value = value
+    return best
+
+
+@njit(cache=True)
+def lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask):
+    """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
+    leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
+    given back is scored after the return."""
+    mover = state[R.CURRENT]
+    scratch[:] = state
+    R.apply_action(scratch, action, cards, nobles)
+    hide_drawn_card(scratch, mover, action)
+    while scratch[R.STATUS] == R.PLAYING and scratch[R.CURRENT] == mover and scratch[R.PHASE] != R.MAIN:
+        R.apply_action(scratch, best_substep(scratch, mover, cards, nobles, weights, mask, inner), cards, nobles)
+    return evaluate(scratch, mover, cards, nobles, weights)
+
+
+@njit(cache=True)
+def action_values(state, cards, nobles, weights, mask, scratch, values):
+    """Fill ``mask`` with the legal mask and ``values[a]`` with the look-ahead value of each legal
+    action for the player to act (``-inf`` where illegal); return the number of legal actions."""
+    n = R.legal_mask(state, cards, nobles, mask)
+    inner = np.empty_like(scratch)
+    sub_mask = np.empty_like(mask)
+    for a in range(R.NUM_ACTIONS):
+        values[a] = -np.inf
+        if mask[a]:
+            values[a] = lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask)
+    return n
+
+
+@njit(cache=True)
+def greedy_action(state, cards, nobles, weights, mask, scratch):
+    """The legal action with the best one-ply value (lowest id on ties), or -1 when the game is over.
+
+    ``mask`` (bool[72]) and ``scratch`` (a state row) are work buffers, overwritten; ``state`` is not changed.
+    """
+    values = np.empty(R.NUM_ACTIONS, np.float64)
+    n = action_values(state, cards, nobles, weights, mask, scratch, values)
+    if n == 0:
+        return -1
+    best = -1
+    for a in range(R.NUM_ACTIONS):
+        if mask[a] and (best < 0 or values[a] > values[best]):
+            best = a
+    return best
+
+
+# --- Python policies -------------------------------------------------------------------------------
+def game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
+    """``info["game"]`` and ``info["player"]``, checked: the seat must be the one to act."""
+    game, seat = info.get("game"), info.get("player")
+    if game is None or seat is None:
+        raise ValueError(f"{policy} needs info={{'game': SplendorGame, 'player': seat}}")
+    if game.current_player != seat:
+        raise ValueError(f"{policy}: info['player'] is {seat} but player {game.current_player} is to act")
+    return game, int(seat)
+
+
+class GreedyPolicy(BasePolicy):
+    """One-ply look-ahead on ``evaluate``; options are the weights by name (``greedy:opponent=0.3``).
+
+    Deterministic: the same position gives the same move; ``seed`` is unused. ``stats.nodes`` counts
+    the positions evaluated.
+    """
+
+    def __init__(self, name: str = "greedy", seed: int | None = None, **weights: float) -> None:
+        super().__init__(name, seed)
+        unknown = set(weights) - set(GREEDY_WEIGHT_NAMES)
+        if unknown:
+            raise ValueError(f"unknown greedy weight(s) {sorted(unknown)}; known: {', '.join(GREEDY_WEIGHT_NAMES)}")
+        self.weights = DEFAULT_GREEDY_WEIGHTS.copy()
+        for i, key in enumerate(GREEDY_WEIGHT_NAMES):
+            self.weights[i] = weights.get(key, self.weights[i])
+        self.cards, self.nobles = R.tables()
+        self._mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+        self._scratch = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        game, _ = game_and_seat(info, "greedy")
+        action = greedy_action(game.state, self.cards, self.nobles, self.weights, self._mask, self._scratch)
+        self.add_nodes(int(self._mask.sum()))
+        return action
+
+
+# --- registry ------------------------------------------------------------------------------------
+register_policy("splendor", "greedy", GreedyPolicy,
+                tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
+# Search policies live in search.py, imported on first use: factory(name=, seed=, **options).
+register_policy("splendor", "expectiminimax", "tabletop_rl.agents.search.splendor:ExpectiminimaxPolicy",
+                (Option("depth", int, 20), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
+                 Option("nodes", int, 0), Option("chance", int, 3)))  # node budget (0: none); cards per chance node
+register_policy("splendor", "mcts", "tabletop_rl.agents.search.splendor:MCTSPolicy",
+                (Option("simulations", int, 2000), Option("budget_ms", float, None),  # budget_ms replaces simulations
+                 Option("c", float, 0.7), Option("rollout", str, "greedy"),  # UCT constant; greedy|random
+                 Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
+# A saved MaskablePPO model (tabletop train splendor); ppo:default is the shipped 2-player model.
+register_policy("splendor", "ppo", "tabletop_rl.train.splendor_ppo:load_policy",
+                (Option("path", str, "default"),),
+                positional="path")

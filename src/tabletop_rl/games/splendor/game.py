@@ -1,0 +1,265 @@
+"""SplendorGame: a thin, friendly Python object over one state row of the numba core.
+
+>>> g = SplendorGame(num_players=2, seed=7)
+>>> g.step("take:white,blue,green"); g.current_player
+1
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.actions import NUM_ACTIONS, action_id, action_name, kind, to_action_id
+from tabletop_rl.games.splendor.notation import (
+    bought_cards,
+    market_row,
+    player_nobles,
+    position_from_json,
+    position_to_dict,
+    reserved_cards,
+    table_nobles,
+)
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current position; the game is left unchanged."""
+
+
+def _seed_int(seed: int | None) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed) & ((1 << 63) - 1)
+
+
+def _max_plies(max_plies: int | None) -> int:
+    if max_plies is None:
+        return -1
+    if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
+            or not 1 <= max_plies <= R.MAX_PLY_VALUE:
+        raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
+    return int(max_plies)
+
+
+class SplendorGame:
+    """One game of Splendor for 2-4 players (``seat 0`` starts).
+
+    ``step`` takes an action id or name; ``legal_mask()`` is a ``bool[72]`` over the action table.
+    """
+
+    __slots__ = ("state", "_mask", "_cards", "_nobles")
+
+    def __init__(self, num_players: int = 2, seed: int | None = None,
+                 max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
+        if isinstance(num_players, bool) or num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        self._cards, self._nobles = R.tables()
+        self.state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
+        R.reset_state(self.state, _seed_int(seed), int(num_players), _max_plies(max_plies))
+        self._mask = np.zeros(NUM_ACTIONS, np.bool_)
+        self._refresh()
+
+    @classmethod
+    def _from_state(cls, state: np.ndarray) -> SplendorGame:
+        g = cls.__new__(cls)
+        g._cards, g._nobles = R.tables()
+        g.state = state
+        g._mask = np.zeros(NUM_ACTIONS, np.bool_)
+        g._refresh()
+        return g
+
+    def _refresh(self) -> None:
+        R.legal_mask(self.state, self._cards, self._nobles, self._mask)
+
+    # --- moves -------------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        """``bool[72]``: True where the action is legal for the player to act (all False when over)."""
+        return self._mask.copy()
+
+    def legal_actions(self) -> list[int]:
+        return np.flatnonzero(self._mask).tolist()
+
+    def step(self, action: int | str) -> None:
+        """Apply an action (id or name) for the player to act; ``IllegalActionError`` leaves the game as it was."""
+        a = action if type(action) is int else to_action_id(action)
+        if not R.checked_step(self.state, a, self._cards, self._nobles, self._mask):
+            to_action_id(a)  # out-of-range ids get their own message
+            raise IllegalActionError(self.explain_illegal(a))
+
+    def explain_illegal(self, action: int | str) -> str:
+        """Why ``action`` is not legal now, in one line (or that it is legal)."""
+        return _explain(self, to_action_id(action))
+
+    @staticmethod
+    def action_name(action: int) -> str:
+        return action_name(action)
+
+    @staticmethod
+    def parse_action(name: str) -> int:
+        return action_id(name)
+
+    # --- state -------------------------------------------------------------------------
+    @property
+    def num_players(self) -> int:
+        return int(self.state[R.NUM_PLAYERS])
+
+    @property
+    def current_player(self) -> int:
+        return int(self.state[R.CURRENT])
+
+    @property
+    def phase(self) -> str:
+        return R.PHASE_NAMES[int(self.state[R.PHASE])]
+
+    @property
+    def ply(self) -> int:
+        return int(R.get_wide(self.state, R.PLY))
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended, by the rules or by the ply cap."""
+        return bool(self.state[R.STATUS] != R.PLAYING)
+
+    @property
+    def is_truncated(self) -> bool:
+        return bool(self.state[R.STATUS] == R.TRUNCATED)
+
+    @property
+    def winners(self) -> list[int]:
+        """Winning seats, ascending; ``[]`` while playing and for a truncated game."""
+        out = np.zeros(R.MAX_PLAYERS, np.int8)
+        R.winners_into(self.state, out)
+        return np.flatnonzero(out).tolist()
+
+    @property
+    def scores(self) -> list[int]:
+        """Prestige points per seat (cards plus nobles)."""
+        return [int(self.state[R.PLAYERS + p * R.P_SIZE + R.P_POINTS]) for p in range(self.num_players)]
+
+    def player(self, p: int) -> dict[str, Any]:
+        """A readable summary of seat ``p``: tokens, bonuses, points, bought, reserved, nobles."""
+        b = R.PLAYERS + p * R.P_SIZE
+        return {
+            "tokens": dict(zip(R.TOKEN_NAMES, self.state[b + R.P_TOKENS: b + R.P_TOKENS + 6].tolist())),
+            "bonuses": dict(zip(R.COLOURS, self.state[b + R.P_BONUS: b + R.P_BONUS + 5].tolist())),
+            "points": int(self.state[b + R.P_POINTS]),
+            "bought": bought_cards(self.state, p),
+            "reserved": reserved_cards(self.state, p),
+            "nobles": player_nobles(self.state, p),
+        }
+
+    @property
+    def bank(self) -> dict[str, int]:
+        return dict(zip(R.TOKEN_NAMES, self.state[R.BANK: R.BANK + 6].tolist()))
+
+    @property
+    def table_nobles(self) -> list[int]:
+        return table_nobles(self.state)
+
+    def market(self, level: int) -> list[int | None]:
+        """Card ids in the four market slots of ``level`` (1..3), ``None`` for an empty slot."""
+        return market_row(self.state, level)
+
+    @property
+    def deck_sizes(self) -> list[int]:
+        """Cards left in the level 1, 2 and 3 decks."""
+        return [R.LEVEL_SIZE[lv] - int(self.state[R.DECK_DRAWN + lv]) for lv in range(3)]
+
+    def clone(self) -> SplendorGame:
+        return SplendorGame._from_state(self.state.copy())
+
+    def determinize(self, player: int, seed: int) -> SplendorGame:
+        """A copy in which everything ``player`` cannot see is re-dealt at random from ``seed``.
+
+        Deck orders and other players' blind-reserved cards are shuffled together, level by level
+        (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
+        """
+        if not 0 <= player < self.num_players:
+            raise ValueError(f"player must be in 0..{self.num_players - 1}, got {player!r}")
+        state = self.state.copy()
+        R.determinize_state(state, player, _seed_int(seed))
+        return SplendorGame._from_state(state)
+
+    # --- JSON ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return position_to_dict(self.state)
+
+    def to_json(self) -> str:
+        """The position as JSON (docs/splendor.md); ``SplendorGame.from_json(g.to_json())`` round-trips."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text_or_dict: str | dict) -> SplendorGame:
+        """Load a position; ``ValueError`` naming the field when it is not a valid position."""
+        return cls._from_state(position_from_json(text_or_dict))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SplendorGame) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        status = "over" if self.is_over else f"player {self.current_player} to act ({self.phase})"
+        return f"SplendorGame({self.num_players} players, ply {self.ply}, scores {self.scores}, {status})"
+
+
+# --- illegal-move explanations ------------------------------------------------------------
+def _explain(g: SplendorGame, a: int) -> str:
+    name = action_name(a)
+    if g.is_over:
+        return f"{name}: the game is over"
+    if g._mask[a]:
+        return f"{name} is legal"
+    phase, p, k = g.phase, g.current_player, kind(a)
+    if phase == "return":
+        if k != "return":
+            return f"{name}: player {p} must first return tokens down to 10 (return:<colour>)"
+        return f"{name}: player {p} has no {name.split(':')[1]} token to return"
+    if phase == "noble":
+        if k != "noble":
+            return f"{name}: player {p} must first choose a noble (noble:<index>)"
+        return f"{name}: no qualifying noble at that index"
+    if k in ("noble", "return"):
+        return f"{name}: only allowed in the {k} phase, the phase is main"
+    bank = g.bank
+    if k in ("take3", "take2_diff", "take1"):
+        colours = name.split(":")[1].split(",")
+        empty = [c for c in colours if bank[c] == 0]
+        stock = sum(1 for c in R.COLOURS if bank[c] > 0)
+        if empty:
+            return f"{name}: the bank has no {empty[0]} tokens"
+        return f"{name}: {stock} colours are in stock, so a take must be of exactly {min(3, stock)} colours"
+    if k == "take2_same":
+        c = name.split(":")[1]
+        return f"{name} needs 4 {c} in the bank, there are {bank[c]}"
+    me = g.player(p)
+    if k in ("reserve", "reserve_deck") and len(me["reserved"]) >= R.MAX_RESERVED:
+        return f"{name}: player {p} already holds 3 reserved cards"
+    if k in ("reserve", "buy"):
+        lv, s = (int(x) for x in name.split(":")[1].split("."))
+        card = g.market(lv)[s]
+        if card is None:
+            return f"{name}: market slot {lv}.{s} is empty"
+        return f"{name}: {_shortfall(g, p, card)}"
+    if k == "reserve_deck":
+        return f"{name}: the level {name.split(':')[1]} deck is empty"
+    if k == "buy_reserved":
+        i = int(name.split(":")[1])
+        if i >= len(me["reserved"]):
+            return f"{name}: player {p} has only {len(me['reserved'])} reserved card(s)"
+        return f"{name}: {_shortfall(g, p, me['reserved'][i][0])}"
+    return f"{name}: pass is legal only when no other action is"
+
+
+def _shortfall(g: SplendorGame, p: int, card: int) -> str:
+    cards, _ = R.tables()
+    me = g.player(p)
+    short = sum(max(0, int(cards[card, R.CARD_COST + c]) - me["bonuses"][col] - me["tokens"][col])
+                for c, col in enumerate(R.COLOURS))
+    return f"card {card} costs {short} more than player {p}'s tokens and bonuses cover, " \
+           f"and they hold {me['tokens']['gold']} gold"

@@ -1,0 +1,158 @@
+"""Observation encoding: one float32 vector per player, from that player's seat, hidden cards removed.
+
+Seats are relative: ``player[0]`` is the observer, ``player[1]`` the next seat in turn order, and so on.
+An opponent's blind-reserved card appears only in their ``hidden_reserved`` count; deck order never appears.
+
+>>> from tabletop_rl import SplendorGame
+>>> g = SplendorGame(2, seed=1)
+>>> obs = observe(g.state, 0)
+>>> obs.shape == (observation_size(2),), obs[observation_layout(2)["bank"]].tolist()
+(True, [4.0, 4.0, 4.0, 4.0, 4.0, 5.0])
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from gymnasium import spaces
+from numba import njit
+
+from tabletop_rl.games.splendor import rules as R
+
+OBSERVATION_VERSION = 1
+CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
+NOBLE_FEATURES = 6  # present, requirement (5)
+PLY_SCALE = 1000.0  # ply is given as ply / max_plies, or ply / PLY_SCALE when there is no cap
+
+
+@cache
+def observation_layout(num_players: int = 2) -> dict[str, slice]:
+    """Field name -> slice of the observation vector, in order (see docs/observations.md).
+
+    >>> observation_layout(2)["player[1].points"]
+    slice(72, 73, None)
+    """
+    fields: list[tuple[str, int]] = [("bank", 6)]
+    for k in range(num_players):
+        fields += [(f"player[{k}].{name}", size) for name, size in (
+            ("tokens", 6), ("bonuses", 5), ("points", 1), ("cards_bought", 1), ("nobles_taken", 1),
+            ("reserved_count", 1), ("hidden_reserved", 1),
+        )]
+        fields += [(f"player[{k}].reserved[{i}]", CARD_FEATURES) for i in range(R.MAX_RESERVED)]
+    fields += [(f"market[{lv}.{s}]", CARD_FEATURES) for lv in (1, 2, 3) for s in range(R.SLOTS_PER_LEVEL)]
+    fields += [(f"noble[{i}]", NOBLE_FEATURES) for i in range(R.MAX_TABLE_NOBLES)]
+    fields += [("deck_sizes", 3), ("phase", 3), ("final_round", 1), ("ply", 1), ("start_player", num_players)]
+    layout, at = {}, 0
+    for name, size in fields:
+        layout[name] = slice(at, at + size)
+        at += size
+    return layout
+
+
+def observation_size(num_players: int = 2) -> int:
+    return list(observation_layout(num_players).values())[-1].stop
+
+
+@njit(cache=True, inline="always")
+def _card(out, at, card, cards):
+    if card < 0:
+        return
+    out[at] = 1.0
+    out[at + 1] = cards[card, R.CARD_LEVEL]
+    out[at + 2 + cards[card, R.CARD_BONUS]] = 1.0
+    out[at + 7] = cards[card, R.CARD_POINTS]
+    for c in range(5):
+        out[at + 8 + c] = cards[card, R.CARD_COST + c]
+
+
+@njit(cache=True)
+def encode_into(state, viewer, cards, nobles, out):
+    """Write ``viewer``'s observation of ``state`` into ``out`` (float32, zero-filled here)."""
+    out[:] = 0.0
+    n = state[R.NUM_PLAYERS]
+    for c in range(6):
+        out[c] = state[R.BANK + c]
+    at = 6
+    for k in range(n):
+        p = (viewer + k) % n
+        b = R.player_base(p)
+        for c in range(11):  # tokens then bonuses
+            out[at + c] = state[b + R.P_TOKENS + c]
+        out[at + 11] = state[b + R.P_POINTS]
+        out[at + 12] = state[b + R.P_BOUGHT]
+        nb = 0
+        bits = state[b + R.P_NOBLES]
+        for i in range(R.NUM_NOBLES):
+            nb += (bits >> i) & 1
+        out[at + 13] = nb
+        out[at + 14] = state[b + R.P_NRESERVED]
+        at += 16
+        hidden = 0
+        for i in range(state[b + R.P_NRESERVED]):
+            if k > 0 and (state[b + R.P_BLIND] >> i) & 1:
+                hidden += 1
+            else:
+                _card(out, at + i * CARD_FEATURES, state[b + R.P_RESERVED + i], cards)
+        out[at - 1] = hidden
+        at += R.MAX_RESERVED * CARD_FEATURES
+    for s in range(12):
+        _card(out, at, state[R.MARKET + s], cards)
+        at += CARD_FEATURES
+    for i in range(R.MAX_TABLE_NOBLES):
+        noble = state[R.TABLE_NOBLES + i]
+        if noble >= 0:
+            out[at] = 1.0
+            for c in range(5):
+                out[at + 1 + c] = nobles[noble, c]
+        at += NOBLE_FEATURES
+    for lv in range(3):
+        out[at + lv] = R.LEVEL_SIZE[lv] - state[R.DECK_DRAWN + lv]
+    out[at + 3 + state[R.PHASE]] = 1.0
+    out[at + 6] = state[R.FINAL_ROUND]
+    cap = R.get_wide(state, R.MAX_PLIES)
+    out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else PLY_SCALE)
+    out[at + 8 + (state[R.START] - viewer) % n] = 1.0
+
+
+def observe(state: np.ndarray, viewer: int) -> np.ndarray:
+    """A fresh float32 observation of ``state`` from seat ``viewer``."""
+    cards, nobles = R.tables()
+    out = np.empty(observation_size(int(state[R.NUM_PLAYERS])), np.float32)
+    encode_into(state, viewer, cards, nobles, out)
+    return out
+
+
+@cache
+def _observation_high(num_players: int) -> np.ndarray:
+    cards, nobles = R.tables()
+    gems = [R.GEMS_PER_COLOUR[num_players]] * 5 + [R.GOLD_TOKENS]
+    card = [1, 3, 1, 1, 1, 1, 1, cards[:, R.CARD_POINTS].max(), *cards[:, R.CARD_COST:].max(axis=0)]
+    table_nobles = num_players + 1
+    highs = {
+        "bank": gems, "tokens": gems,
+        "bonuses": np.bincount(cards[:, R.CARD_BONUS], minlength=5),
+        "points": [cards[:, R.CARD_POINTS].sum() + R.NOBLE_POINTS * table_nobles],
+        "cards_bought": [R.NUM_CARDS], "nobles_taken": [table_nobles],
+        "reserved_count": [R.MAX_RESERVED], "hidden_reserved": [R.MAX_RESERVED],
+        "reserved": card, "market": card, "noble": [1, *nobles.max(axis=0)],
+        "deck_sizes": R.LEVEL_SIZE, "phase": [1, 1, 1], "final_round": [1],
+        # ply / max_plies is at most 1; with no cap the encoder divides by PLY_SCALE instead
+        "ply": [R.MAX_PLY_VALUE / PLY_SCALE], "start_player": [1] * num_players,
+    }
+    # "player[0].reserved[1]" -> "reserved", "market[1.0]" -> "market"
+    parts = [np.asarray(highs[name.rsplit("].", 1)[-1].split("[")[0]], np.float32)
+             for name in observation_layout(num_players)]
+    high = np.concatenate(parts)
+    assert high.shape == (observation_size(num_players),), "bounds table out of step with observe.py"
+    return high
+
+
+def observation_box(num_players: int = 2) -> spaces.Box:
+    """A fresh ``Box`` (float32) for one observation vector, with a true upper bound for every field.
+
+    >>> observation_box(2).shape
+    (312,)
+    """
+    high = _observation_high(num_players)
+    return spaces.Box(np.zeros_like(high), high.copy(), dtype=np.float32)

@@ -1,0 +1,175 @@
+"""Throughput measurements of the Splendor core and environments, shared by ``tabletop bench splendor``
+and the scripts in ``benchmarks/``. Each function returns numbers; ``print_table`` prints them.
+
+>>> rows = [("batched random play (2p, 1 thread)", f"{batched(2000, 2, False, 1)[0] / 1e6:.1f} M steps/s")]
+>>> print_table(("measure", "value"), rows)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+from numba import njit
+
+from tabletop_rl.core.kernels import pick_legal
+from tabletop_rl.games.splendor import rules as R
+
+FIRST_STEP = (
+    "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
+    "g=SplendorGame(2, seed=1); g.step(g.legal_actions()[0]); g.legal_mask(); "
+    "print(time.perf_counter()-t)"
+)
+
+
+def subprocess_seconds(env: dict[str, str]) -> float:
+    out = subprocess.run([sys.executable, "-c", FIRST_STEP], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def compile_times() -> tuple[float, float]:
+    """(cold: first step with an empty numba cache, warm: first step with the cache filled)."""
+    cache = tempfile.mkdtemp(prefix="tabletop-numba-")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    try:
+        cold = subprocess_seconds(env)
+        warm = min(subprocess_seconds(env) for _ in range(3))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return cold, warm
+
+
+def python_api(seconds: float) -> float:
+    from tabletop_rl.games.splendor.game import SplendorGame
+
+    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()  # cheap random choice
+    SplendorGame(2, seed=0).step(0)  # load the compiled functions before timing
+    steps, seed, t0 = 0, 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        g = SplendorGame(2, seed=seed)
+        seed += 1
+        while not g.is_over:
+            legal = g.legal_mask().nonzero()[0]
+            g.step(int(legal[picks[steps & 0xFFFF] % len(legal)]))
+            steps += 1
+    return steps / (time.perf_counter() - t0)
+
+
+def batched(games: int, players: int, parallel: bool, repeats: int) -> tuple[float, float, float]:
+    """(steps/s, games/s, mean plies per game) of random legal play to the end, best of ``repeats``."""
+
+    cards, nobles = R.tables()
+    reset = R.reset_batch_parallel if parallel else R.reset_batch
+    play = R.play_random_batch_parallel if parallel else R.play_random_batch
+    states = R.new_states(games)
+    steps = np.zeros(games, np.int64)
+    seeds = np.arange(games, dtype=np.int64)
+    reset(states[:2], seeds[:2], players, 1000)
+    play(states[:2], cards, nobles, steps[:2])  # compile / load
+    best = None
+    for _ in range(repeats):
+        reset(states, seeds, players, 1000)
+        t0 = time.perf_counter()
+        play(states, cards, nobles, steps)
+        dt = time.perf_counter() - t0
+        if best is None or dt < best:
+            best = dt
+    total = int(steps.sum())
+    return total / best, games / best, total / games
+
+
+def aec_steps_per_second(env, seconds: float) -> float:
+    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
+    steps, seed, t0 = 0, 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        env.reset(seed=seed)
+        seed += 1
+        for _agent in env.agent_iter():
+            obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                legal = obs["action_mask"].nonzero()[0]
+                action = int(legal[picks[steps & 0xFFFF] % len(legal)])
+            env.step(action)
+            steps += 1
+    return steps / (time.perf_counter() - t0)
+
+
+def gym_steps_per_second(seconds: float) -> float:
+    from tabletop_rl.envs.splendor_gym import SplendorGymEnv
+
+    env = SplendorGymEnv(opponent="random")
+    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
+    steps, t0 = 0, time.perf_counter()
+    _obs, info = env.reset(seed=0)
+    while time.perf_counter() - t0 < seconds:
+        legal = info["action_mask"].nonzero()[0]
+        _obs, _r, terminated, truncated, info = env.step(int(legal[picks[steps & 0xFFFF] % len(legal)]))
+        steps += 1
+        if terminated or truncated:
+            _obs, info = env.reset()
+    return steps / (time.perf_counter() - t0)
+
+
+@njit(cache=True)
+def random_legal_actions(masks, draws, actions):
+    """``actions[i]`` = the legal move of ``masks[i]`` picked by ``draws[i]`` (uniform over the legal moves)."""
+    for i in range(masks.shape[0]):
+        actions[i] = pick_legal(masks[i], draws[i] % masks[i].sum())
+
+
+def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:
+    """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
+    30 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
+    from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+
+    env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy)
+    _obs, info = env.reset(seed=0)
+    draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))
+    actions = np.zeros(num_envs, np.int64)
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        random_legal_actions(info["action_mask"], draws[steps % 64], actions)
+        _obs, _r, _t, _u, info = env.step(actions)
+        steps += 1
+    return steps * num_envs / (time.perf_counter() - t0)
+
+
+def print_table(header: tuple[str, str], rows: list[tuple[str, str]]) -> None:
+    width = max(len(k) for k, _ in rows + [header])
+    print(f"{header[0]:<{width}}  {header[1]}")
+    print(f"{'-' * width}  {'-' * 24}")
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``tabletop bench splendor``: a quick throughput table of the core and every env interface."""
+    ap = argparse.ArgumentParser(prog="tabletop bench splendor", description=main.__doc__)
+    ap.add_argument("--seconds", type=float, default=2.0, help="duration of each timed loop")
+    ap.add_argument("--games", type=int, default=10000, help="games in the batched core measurement")
+    ap.add_argument("--num-envs", type=int, default=1024, help="games in the vector env")
+    args = ap.parse_args(argv)
+    from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
+
+    rows = [("Python API step + legal_mask (2p)", f"{python_api(args.seconds):,.0f} steps/s")]
+    for parallel in (False, True):
+        label = f"{numba.get_num_threads()} threads" if parallel else "1 thread"
+        sps, gps, _ = batched(args.games, 2, parallel, 1)
+        rows.append((f"core batched random play (2p, {label})", f"{sps:,.0f} steps/s, {gps:,.0f} games/s"))
+    rows += [
+        ("splendor_env() (AEC, wrapped)", f"{aec_steps_per_second(splendor_env(), args.seconds):,.0f} steps/s"),
+        ("raw_env (AEC)", f"{aec_steps_per_second(raw_env(), args.seconds):,.0f} steps/s"),
+        ("Gymnasium env vs random", f"{gym_steps_per_second(args.seconds):,.0f} steps/s"),
+        (f"SplendorVectorEnv({args.num_envs}) vs random",
+         f"{vector_steps_per_second(args.num_envs, 'random', args.seconds):,.0f} env-steps/s"),
+    ]
+    print_table(("measure", "value"), rows)

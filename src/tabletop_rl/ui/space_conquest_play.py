@@ -1,0 +1,305 @@
+"""Terminal play: an ASCII map of a player's fog-of-war view, a turn summary, and natural commands.
+
+``play_main(["--mode", "hvh"])`` (two people at one keyboard, with a hand-over prompt between their
+views), ``--mode hvl`` (a person against a policy, ``--opponent SPEC``, default ``llm``) or
+``--mode lvl`` (two policies, ``--players SPEC1 SPEC2``; the spectator's map is shown). Commands:
+
+    move 3 ships from A to B | send 5 from D to F | attack C with 10 from A
+    orders | cancel | pass / done | status | help | save FILE | quit
+
+>>> from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+>>> render_map(SpaceConquestGame(seed=1), 0).splitlines()[0].split()[:4]
+['0', '1', '2', '3']
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Any, TextIO
+
+from tabletop_rl.games.space_conquest import observe as O
+from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.actions import check_orders, star_index
+from tabletop_rl.games.space_conquest.baselines import policy_orders
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+
+PROG = "tabletop play space-conquest"
+DEFAULT_SAVE = "space-conquest-save.json"
+MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
+HELP = """Commands:
+  move 3 ships from A to B   send 5 from D to F   attack C with 10 from A
+  orders   (your orders so far)    cancel   (drop them)
+  pass / done   (end your turn)    status   (map and summary again)
+  save FILE     quit               help
+Map: 2B = star B with RU 2, ?B = RU unknown; * yours, ! enemy (as last seen)."""
+_MOVE_PATTERNS = (
+    re.compile(r"^(?:move|send)\s+(?P<n>\S+)(?:\s+ships?)?\s+from\s+(?P<a>\w+)\s+to\s+(?P<b>\w+)$"),
+    re.compile(r"^attack\s+(?P<b>\w+)\s+with\s+(?P<n>\S+)(?:\s+ships?)?\s+from\s+(?P<a>\w+)$"),
+)
+
+
+# --- drawing ---------------------------------------------------------------------------------
+def render_map(game: SpaceConquestGame, viewer: int | None) -> str:
+    """The 12 x 10 map as ``viewer`` knows it (None: the referee, who sees everything, owners as 0/1).
+    Each star is ``<RU or ?><letter><mark>``."""
+    cells = [["  . " for _ in range(R.WIDTH)] for _ in range(R.HEIGHT)]
+    for s in range(R.NUM_STARS):
+        if viewer is None:
+            star = game.star(s)
+            mark = " " if star["owner"] is None else str(star["owner"])
+            ru = star["ru"]
+        else:
+            star = O.star_view(game, viewer, s)
+            mark, ru = MARK[star["owner"]], star["ru"]
+        cells[star["y"]][star["x"]] = f" {'?' if ru is None else ru}{R.LETTERS[s]}{mark}"
+    lines = ["   " + "".join(f"{x:>4}" for x in range(R.WIDTH))]
+    lines += [f"{y:>3}" + "".join(row) for y, row in enumerate(cells)]
+    return "\n".join(lines)
+
+
+def describe_event(e: dict[str, Any], viewer: int | None) -> str:
+    """One line for an event, told to ``viewer`` (None: a spectator, told whose it was)."""
+    who = {0: "P0", 1: "P1", None: "NPC"} if viewer is None else {viewer: "you", 1 - viewer: "the enemy", None: "NPC"}
+    whose = "your" if viewer is not None else f"{who[e.get('player')]}'s"
+    if e["kind"] == "combat":
+        forces = ", ".join(f"{who[p]} {n}" for p, n in enumerate(e["forces"]) if n is not None)
+        npc = f", NPC garrison {e['npc']}" if e["npc"] else ""
+        return f"combat at {e['star']}: {forces}{npc} -> held by {who[e['owner_after']]} with {e['ships_after']}"
+    if e["kind"] == "rebellion":
+        return (f"rebellion at {e['star']}: {e['rebels']} rebels beat {whose} {e['garrison']}; "
+                f"NPC now, {e['ships_after']} ships")
+    if e["kind"] == "production":
+        return f"{e['star']} produced {e['ships']}"
+    fleet = f"{whose} fleet of {e['ships']} from {e['from']}"
+    if e["kind"] == "lost":
+        return f"{fleet} to {e['to']} was lost in hyperspace"
+    if e["kind"] == "arrive":
+        return f"{fleet} arrived at {e['to']}"
+    return f"{whose} launch of {e['ships']} from {e['from']} to {e['to']} ({e['distance']} turns)"
+
+
+def summary(game: SpaceConquestGame, viewer: int) -> str:
+    """Turn summary for ``viewer``: own stars, fleets, last turn's events and order errors."""
+    view = O.player_view(game, viewer)
+    own = [f"{s['letter']}(RU {s['ru']}, {s['ships']} ships{', home' if s['is_your_home'] else ''})"
+           for s in view["stars"] if s["owner"] == "you"]
+    lines = [f"Turn {view['turn']}/{view['max_turns']} - player {viewer + 1}", "Your stars: " + ", ".join(own)]
+    fleets = [f"{f['ships']} {f['from']}->{f['to']} ({f['turns_left']} left)" for f in view["fleets"]]
+    lines.append("Fleets in flight: " + (", ".join(fleets) if fleets else "none"))
+    lines += ["  " + describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"]
+    lines += [f"  order error{'' if e['index'] is None else ' in move ' + str(e['index'] + 1)}: {e['message']}"
+              for e in view["errors"]]
+    return "\n".join(lines)
+
+
+def render_text(game: SpaceConquestGame, viewer: int | None) -> str:
+    """The map and turn report of ``viewer`` (its fog of war: what ``tabletop replay --seat`` shows), or
+    for a spectator (None): the whole map, each seat's RU, ships and fleets, and last turn's combats,
+    rebellions and losses."""
+    if viewer is not None:
+        return render_map(game, viewer) + "\n" + summary(game, viewer)
+    fleets = [sum(1 for f in game.fleets() if f["owner"] == p) for p in range(R.NUM_PLAYERS)]
+    totals = ", ".join(f"P{p} RU {game.owned_ru(p)} ships {game.total_ships(p)} fleets {fleets[p]}"
+                       for p in range(R.NUM_PLAYERS))
+    events = ["  " + describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")]
+    return "\n".join([f"Turn {game.turn}/{game.max_turns} (spectator): {totals}", render_map(game, None), *events])
+
+
+# --- commands --------------------------------------------------------------------------------
+def parse_move(text: str) -> dict[str, Any]:
+    """A move command as an order, or ``ValueError`` saying what is wrong.
+
+    >>> parse_move("attack c with 10 from a")
+    {'from': 'A', 'to': 'C', 'ships': 10}
+    """
+    for pattern in _MOVE_PATTERNS:
+        m = pattern.match(text.strip().lower())
+        if m:
+            if not m["n"].isdigit():
+                raise ValueError(f"{m['n']!r} is not a number of ships")
+            letters = [R.LETTERS[star_index(m[k])] for k in ("a", "b")]
+            return {"from": letters[0], "to": letters[1], "ships": int(m["n"])}
+    raise ValueError(f"unknown command {text.strip()!r}; type help")
+
+
+class Terminal:
+    """Reads commands from ``stdin`` and writes to ``stdout`` (swappable for tests)."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
+
+    def say(self, text: str) -> None:
+        print(text, file=self.stdout)
+
+    def ask(self, prompt: str) -> str | None:
+        """One line of input, or None at the end of input."""
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        return None if line == "" else line.strip()
+
+
+class Quit(Exception):
+    """The person typed quit (or input ended)."""
+
+
+def human_orders(game: SpaceConquestGame, player: int, term: Terminal) -> dict[str, Any]:
+    """Ask ``player`` for this turn's orders until pass/done; a bad command is re-asked with the reason."""
+    term.say(render_map(game, player))
+    term.say(summary(game, player))
+    moves: list[dict[str, Any]] = []
+    while True:
+        line = term.ask(f"player {player + 1}> ")
+        if line is None or line.lower() == "quit":
+            raise Quit
+        word = line.lower().split()[0] if line.split() else ""
+        if word in ("pass", "done"):
+            return {"moves": moves}
+        if word == "help" or not word:
+            term.say(HELP)
+        elif word == "status":
+            term.say(render_map(game, player) + "\n" + summary(game, player))
+        elif word == "orders":
+            term.say("\n".join(f"  {m['ships']} from {m['from']} to {m['to']}" for m in moves) or "  no orders yet")
+        elif word == "cancel":
+            moves = []
+            term.say("orders dropped")
+        elif word == "save":
+            save(game, line.split(maxsplit=1)[1:], term)
+        else:
+            moves = add_move(game, player, moves, line, term)
+
+
+def add_move(game: SpaceConquestGame, player: int, moves: list[dict], line: str, term: Terminal) -> list[dict]:
+    """``moves`` plus the move in ``line`` if it is valid with them; otherwise say why and keep ``moves``."""
+    try:
+        move = parse_move(line)
+    except ValueError as e:
+        term.say(f"! {e}")
+        return moves
+    check = check_orders(game.state, player, {"moves": moves + [move]})
+    if check.errors:
+        term.say(f"! {check.errors[0]['message']}")
+        return moves
+    d = game.distance(move["from"], move["to"])
+    term.say(f"ok: {move['ships']} from {move['from']} to {move['to']} ({d} turn{'' if d == 1 else 's'})")
+    return moves + [move]
+
+
+def save(game: SpaceConquestGame, args: list[str], term: Terminal) -> None:
+    if not args:
+        term.say("! save needs a file name: save FILE")
+        return
+    problem = write_save(game, args[0])
+    term.say(f"! {problem}" if problem else f"saved to {args[0]}")
+
+
+def write_save(game: SpaceConquestGame, path: str) -> str | None:
+    """Write ``game`` to ``path``; the reason it could not be written, or None."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(game.to_json())
+    except OSError as e:
+        return f"cannot save to {path}: {e.strerror}"
+    return None
+
+
+def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str, Any]:
+    """Play ``game`` to the end; a seat is ``"human"`` or a policy. Two humans get a hand-over
+    prompt (and a cleared screen) before each view, so their views never mix."""
+    humans = [p for p, seat in enumerate(seats) if seat == "human"]
+    while not game.is_over:
+        # policies answer first, so a failing LLM server costs nobody orders already typed
+        orders = {p: policy_orders(seat, game, p) for p, seat in enumerate(seats) if seat != "human"}
+        for p in humans:
+            if len(humans) > 1:
+                term.say("\n" * 40)
+                if term.ask(f"Hand over to player {p + 1} and press Enter (player {2 - p}: look away) ") is None:
+                    raise Quit
+            orders[p] = human_orders(game, p, term)
+        if len(humans) > 1:
+            term.say("\n" * 40)
+        game.step(orders[0], orders[1])
+        if not humans:
+            term.say("--- " + render_text(game, None))
+    result = game.result()
+    outcome = "a draw" if result["winner"] is None else f"player {result['winner'] + 1} wins"
+    term.say(f"Game over after turn {result['turn']} ({result['end']}): {outcome}. "
+             f"RU {result['ru']}, ships {result['ships']}")
+    return result
+
+
+def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``tabletop play space-conquest`` entry point; returns the exit status.
+
+    Bad arguments, an unreadable save and an LLM server that refuses or stays unreachable are one line
+    on standard error. ``quit``, the end of input, Ctrl-C and a failed LLM all leave the game saved in
+    ``--save``.
+    """
+    from tabletop_rl.agents.llm.client import LLMError
+
+    args = build_parser().parse_args(argv)
+    term = Terminal(stdin, stdout)
+    try:
+        game = load_or_new(args)
+        seats = make_seats(args)
+    except ValueError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        play(game, seats, term)
+    except (Quit, KeyboardInterrupt):  # Ctrl-C keeps the game too
+        term.say("\n" + keep(game, args.save))
+    except LLMError as e:
+        print(f"{PROG}: error: {e}; {keep(game, args.save)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Play Space Conquest in the terminal: hvh (two people at one keyboard), hvl (you "
+                               "against a policy, by default the tool-using LLM) or lvl (two policies, watched).")
+    parser.add_argument("--mode", choices=("hvh", "hvl", "lvl"), default="hvl")
+    parser.add_argument("--opponent", default="llm", metavar="SPEC",
+                        help="the policy you play in hvl (default llm; e.g. heuristic, llm:model=M,base_url=URL)")
+    parser.add_argument("--players", nargs=2, default=["llm", "llm"], metavar=("SPEC1", "SPEC2"),
+                        help="the two policies of lvl, separated by a space (default: llm llm)")
+    parser.add_argument("--seat", type=int, choices=(1, 2), default=1, help="your seat in hvl (default 1)")
+    parser.add_argument("--seed", type=int, default=None, help="map seed (default: a random one)")
+    parser.add_argument("--max-turns", type=int, default=R.DEFAULT_MAX_TURNS, metavar="N",
+                        help=f"turn cap (default {R.DEFAULT_MAX_TURNS})")
+    parser.add_argument("--load", metavar="FILE", help="continue a saved game")
+    parser.add_argument("--save", default=DEFAULT_SAVE, metavar="FILE",
+                        help=f"where quit, the end of input or a failed LLM saves the game (default {DEFAULT_SAVE})")
+    return parser
+
+
+def keep(game: SpaceConquestGame, path: str) -> str:
+    """Save ``game`` to ``path`` and say how to go on (or why it could not be saved)."""
+    return write_save(game, path) or f"game saved to {path}; go on with: {PROG} --load {path}"
+
+
+def load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
+    if args.load:
+        try:
+            with open(args.load, encoding="utf-8") as f:
+                return SpaceConquestGame.from_json(f.read())
+        except OSError as e:
+            raise ValueError(f"cannot read {args.load}: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{args.load} is not a saved game (not text)") from None
+    return SpaceConquestGame(seed=args.seed, max_turns=args.max_turns)
+
+
+def make_seats(args: argparse.Namespace) -> list[Any]:
+    from tabletop_rl.agents import make_policy
+
+    if args.mode == "hvh":
+        return ["human", "human"]
+    if args.mode == "hvl":
+        seats: list[Any] = ["human", make_policy(args.opponent, game="space_conquest")]
+        return seats if args.seat == 1 else seats[::-1]
+    return [make_policy(spec, game="space_conquest", seed=p) for p, spec in enumerate(args.players)]
