@@ -30,7 +30,7 @@ def play_game(task: tuple[str, str, int, bool]) -> dict:
 
     a, b, seed, swap = task
     specs = [b, a] if swap else [a, b]
-    policies = [make_policy(spec, seed=seed * 2 + seat) for seat, spec in enumerate(specs)]
+    policies = [make_policy(spec, game="splendor", seed=seed * 2 + seat) for seat, spec in enumerate(specs)]
     game = SplendorGame(2, seed=seed)
     while not game.is_over:
         seat = game.current_player
@@ -86,7 +86,7 @@ def main() -> None:
 
     pairs = parse_pairs(args.pairs)
     for spec in {s for pair in pairs for s in pair}:
-        parse_spec(spec)  # a bad spec fails here, before any game
+        parse_spec(spec, "splendor")  # a bad spec fails here, before any game
     header = ["match (A vs B)", "A W/D/L", "A win rate [95%]", "points A-B", "plies", "ms/move A/B", "nodes/s A/B"]
     rows = [header]
     with Pool(args.jobs) as pool:

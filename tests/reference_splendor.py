@@ -1,4 +1,4 @@
-"""A plain-Python Splendor reference, written from the rules digest, to check the numba core against.
+"""A plain-Python Splendor reference, written from the rules in docs/splendor.md, to check the numba core against.
 
 It works on JSON position dicts (docs/splendor.md) and never touches the core's state row, so the two
 implementations share only the card data and the action table's order.

@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tabletop_rl.agents.base as agents_base
+import tabletop_rl.agents.registry as agents_registry
 from fake_openai_server import Answer, FakeOpenAIServer
 from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies, parse_spec
-from tabletop_rl.arena import get_adapter, load_games, play_match, run_arena, schedule, summarize
+from tabletop_rl.arena import load_games, play_match, run_arena, schedule, summarize
 from tabletop_rl.arena.ratings import bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.arena.results import GAMES_FILE, append_game, open_games, prepare_run
 from tabletop_rl.core.stats import Z95, wilson_interval
+from tabletop_rl.games import game_class
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import plan_orders
 from tabletop_rl.games.space_conquest.observe import encode, fog_copy
@@ -188,7 +189,7 @@ def test_a_game_replays_from_its_seed_and_moves():
     assert record == {**play_match("splendor", match, 2, 1000), "time_s": record["time_s"],
                       "wall_s": record["wall_s"]}, "same seed, same game"
     assert record["error"] is None and record["seats"] == ["greedy", "random"]
-    _, frames = replay_frames(record)
+    frames = replay_frames(record)
     final = frames[-1]
     assert final.is_over and final.scores == record["scores"] and final.winners == record["winners"]
     assert record["plies"] == len(record["moves"]) == final.ply
@@ -238,7 +239,7 @@ class Illegal:
 @pytest.fixture
 def broken_policies(monkeypatch):
     known_policies("splendor")
-    registry = agents_base._REGISTRY["splendor"]
+    registry = agents_registry._REGISTRY["splendor"]
     monkeypatch.setitem(registry, "crash_after", PolicyEntry("crash_after", CrashAfter, (Option("moves", int, 3),)))
     monkeypatch.setitem(registry, "illegal", PolicyEntry("illegal", Illegal))
 
@@ -295,10 +296,10 @@ def test_space_conquest_records_each_turn_of_both_seats_and_replays_it():
     assert record["seats"] == ["random", "heuristic"] and record["error"] is None and not record["truncated"]
     assert record["plies"] == len(record["moves"]) == record["decisions"][0] == record["decisions"][1]
     assert all(len(turn) == 2 and all(set(orders) == {"moves"} for orders in turn) for turn in record["moves"])
-    adapter, frames = replay_frames(record)
+    frames = replay_frames(record)
     final = frames[-1]
     assert final.is_over and len(frames) == record["plies"] + 1
-    assert [final.owned_ru(p) for p in range(2)] == record["scores"] == adapter.scores(final)
+    assert [final.owned_ru(p) for p in range(2)] == record["scores"] == final.scores
     assert record["winners"] == [final.winner] and record["ranks"] == [int(p != final.winner) for p in range(2)]
     for k, turn in enumerate(record["moves"]):  # what each seat ordered is what was played that turn
         for seat, orders in enumerate(turn):
@@ -307,28 +308,26 @@ def test_space_conquest_records_each_turn_of_both_seats_and_replays_it():
 
 
 def test_space_conquest_policies_get_only_their_own_view():
-    adapter = get_adapter("space-conquest")
-    game = adapter.new_game(seed=5, num_players=2)
+    game = game_class("space-conquest").new(seed=5, num_players=2)
     attack = {"from": game.home_letter(1), "to": game.home_letter(0), "ships": 3}  # 5 or more turns away
-    adapter.step_joint(game, {0: {"moves": []}, 1: {"moves": [attack]}})
+    game.step_joint({0: {"moves": []}, 1: {"moves": [attack]}})
     for seat in (0, 1):
-        info = adapter.info(game, seat)
+        info = game.policy_info(seat)
         assert info["player"] == seat and np.array_equal(info["game"].state, fog_copy(game, seat).state)
         assert info["game"].home(1 - seat) == -1 and info["game"].seed == 0
         fleets = info["game"].fleets()
         assert all(f["owner"] == seat for f in fleets) and len(fleets) == seat  # only seat 1 launched
         obs, mask = encode(game.state, seat)
-        assert np.array_equal(adapter.observation(game, seat), obs)
-        assert np.array_equal(adapter.seat_mask(game, seat), mask)
+        assert np.array_equal(game.observe(seat), obs)
+        assert np.array_equal(game.seat_mask(seat), mask)
 
 
 def test_space_conquest_draw_ranks_both_first_and_has_no_winner():
-    adapter = get_adapter("space-conquest")
-    game = adapter.new_game(seed=7, num_players=2, max_plies=2)
-    while not adapter.is_over(game):  # nobody moves: mirror positions at the turn cap
-        adapter.step_joint(game, {0: None, 1: None})
-    assert (adapter.winners(game), adapter.ranks(game), adapter.is_truncated(game)) == ([], [0, 0], False)
-    assert result_line(adapter, game) == "Game over: a draw. Points: P0 4, P1 4"
+    game = game_class("space-conquest").new(seed=7, num_players=2, max_plies=2)
+    while not game.is_over:  # nobody moves: mirror positions at the turn cap
+        game.step_joint({0: None, 1: None})
+    assert (game.winners, game.ranks, game.is_truncated) == ([], [0, 0], False)
+    assert result_line(game) == "Game over: a draw. Points: P0 4, P1 4"
 
 
 class Garbage(BasePolicy):
@@ -340,7 +339,7 @@ class Garbage(BasePolicy):
 
 def test_a_space_conquest_policy_answering_nonsense_is_a_crash_of_its_own_seat(tmp_path, monkeypatch):
     known_policies("space_conquest")
-    monkeypatch.setitem(agents_base._REGISTRY["space_conquest"], "garbage", PolicyEntry("garbage", Garbage))
+    monkeypatch.setitem(agents_registry._REGISTRY["space_conquest"], "garbage", PolicyEntry("garbage", Garbage))
     summary = run_arena("space-conquest", players=["heuristic", "garbage"], games=2, jobs=1, out=tmp_path,
                         progress=False)
     for r in load_games(tmp_path):
@@ -387,4 +386,4 @@ def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
 
 
 def describe(turn):
-    return [get_adapter("space-conquest").describe_move(orders) for orders in turn]
+    return [game_class("space-conquest").describe_move(orders) for orders in turn]

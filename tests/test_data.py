@@ -1,4 +1,4 @@
-"""Card and noble data: the shipped CSVs equal the reference, and the table facts of SPLENDOR_RULES §11."""
+"""Card and noble data: the shipped CSVs equal the reference, and the table facts of docs/splendor.md §11."""
 
 import csv
 from collections import Counter

@@ -120,7 +120,7 @@ def test_policy_objects_are_reset_and_asked_to_act():
 
 def test_an_opponent_choosing_an_illegal_move_is_named():
     env = SplendorGymEnv(opponent=lambda obs, mask, info: action_id("pass"), seat=1)
-    with pytest.raises(IllegalActionError, match="opponent at seat 0 chose an illegal move: pass"):
+    with pytest.raises(IllegalActionError, match="splendor, seat 0: the opponent chose an illegal move: pass"):
         env.reset(seed=0)
 
 

@@ -286,7 +286,7 @@ def test_random_fallback_after_max_retries():
 def test_greedy_fallback_plays_greedys_move():
     game = fresh()
     p = policy(move(99), max_retries=0, fallback="greedy")
-    greedy = make_policy("greedy")
+    greedy = make_policy("greedy", game="splendor")
     assert act(p, game) == greedy.act(None, game.legal_mask(), {"game": game, "player": 0})
     assert p.moves[0].source == "fallback" and p.moves[0].illegal_replies == 1
 
@@ -417,7 +417,7 @@ def test_re_dealing_what_a_player_cannot_see_never_changes_their_prompt():
 # --- spec, key, accounting ----------------------------------------------------------------------------
 def test_spec_options_reach_the_policy():
     p = make_policy("llm:model=some/model,base_url=http://127.0.0.1:9/v1,temperature=0.7,max_retries=1,"
-                    "fallback=greedy,legal_list=false,mode=json_object", seed=0)
+                    "fallback=greedy,legal_list=false,mode=json_object", game="splendor", seed=0)
     assert isinstance(p, LLMPolicy)
     assert (p.model, p.temperature, p.max_retries, p.fallback, p.legal_list, p.mode) == \
         ("some/model", 0.7, 1, "greedy", False, "json_object")
@@ -433,7 +433,7 @@ def test_spec_options_reach_the_policy():
 ])
 def test_bad_llm_options_are_one_line_errors(spec, problem):
     with pytest.raises(ValueError, match=problem):
-        make_policy(spec)
+        make_policy(spec, game="splendor")
 
 
 def test_a_remote_server_without_a_key_is_a_clear_error(monkeypatch):
@@ -441,13 +441,13 @@ def test_a_remote_server_without_a_key_is_a_clear_error(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValueError, match="no API key for https://openrouter.ai/api/v1: set one of MY_KEY, "
                                          "TABLETOP_LLM_API_KEY, OPENROUTER_API_KEY, OPENAI_API_KEY"):
-        make_policy("llm:api_key_env=MY_KEY")
+        make_policy("llm:api_key_env=MY_KEY", game="splendor")
 
 
 def test_the_key_from_the_environment_never_appears_in_names_or_records(monkeypatch):
     secret = "sk-or-v1-THIS-IS-SECRET"
     monkeypatch.setenv("OPENROUTER_API_KEY", secret)
-    p = make_policy("llm:model=m", seed=0)
+    p = make_policy("llm:model=m", game="splendor", seed=0)
     assert p.client.backend._secret == secret  # the key was found, and only the SDK seam holds it
     p.client.backend = Scripted(move(0))
     play(p, fresh())
@@ -458,7 +458,7 @@ def test_the_key_from_the_environment_never_appears_in_names_or_records(monkeypa
 def test_every_decision_of_a_game_is_accounted():
     game = SplendorGame(2, seed=9, max_plies=80)
     p = policy(LegalPlayer(3))
-    random_player = make_policy("random", seed=1)
+    random_player = make_policy("random", game="splendor", seed=1)
     llm_turns = 0
     while not game.is_over:
         if game.current_player == 0:
@@ -539,7 +539,7 @@ def test_a_cached_rerun_replays_the_game_with_no_calls(tmp_path):
     def run(backend) -> tuple[list[int], LLMPolicy]:
         game = SplendorGame(2, seed=21, max_plies=40)
         p = LLMPolicy(seed=0, backend=backend, cache=str(tmp_path))
-        opponent = make_policy("random", seed=2)
+        opponent = make_policy("random", game="splendor", seed=2)
         actions = []
         while not game.is_over:
             actions.append(play(p if game.current_player == 0 else opponent, game))

@@ -20,7 +20,7 @@ from tabletop_rl.cli import main  # noqa: E402
 def spec(server: FakeOpenAIServer, model: str = "fake", **options) -> str:
     """An llm spec on the loopback server with tiny backoffs, normalised as the arena names it."""
     extra = "".join(f",{k}={v}" for k, v in {"backoff": 0.001, **options}.items())
-    return parse_spec(f"llm:model={model},base_url={server.base_url}{extra}").text
+    return parse_spec(f"llm:model={model},base_url={server.base_url}{extra}", "splendor").text
 
 
 def test_arena_records_and_summarizes_llm_accounting(tmp_path):

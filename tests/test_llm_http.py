@@ -37,7 +37,7 @@ def llm(server: FakeOpenAIServer, sleeps: list[float] | None = None, **options) 
     """A policy on the loopback server with tiny backoffs; ``sleeps`` collects the waits instead of waiting."""
     options = {"backoff": 0.001, "timeout": 5.0, **options}
     spec = "llm:model=fake-model,base_url=" + server.base_url + "".join(f",{k}={v}" for k, v in options.items())
-    p = make_policy(spec, seed=0)
+    p = make_policy(spec, game="splendor", seed=0)
     if sleeps is not None:
         p.client._sleep = sleeps.append
     return p
@@ -161,7 +161,7 @@ def test_concurrent_games_respect_the_per_server_limit():
 def test_a_full_game_against_random_through_the_sdk():
     with FakeOpenAIServer(legal_move_player(seed=7)) as server:
         p = llm(server)
-        opponent = make_policy("random", seed=3)
+        opponent = make_policy("random", game="splendor", seed=3)
         game = SplendorGame(2, seed=5)
         decisions = 0
         while not game.is_over:

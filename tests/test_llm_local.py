@@ -75,8 +75,8 @@ def test_a_short_game_against_random_has_every_move_accounted(smollm2_server):
     from tabletop_rl.games.splendor.game import SplendorGame
 
     llm = make_policy(f"llm:model=smollm2,base_url={smollm2_server},max_tokens=256,reasoning_chars=200,"
-                      "max_retries=1,fallback=random,timeout=300", seed=0)
-    opponent = make_policy("random", seed=1)
+                      "max_retries=1,fallback=random,timeout=300", game="splendor", seed=0)
+    opponent = make_policy("random", game="splendor", seed=1)
     game = SplendorGame(2, seed=0, max_plies=30)
     decisions = 0
     while not game.is_over:

@@ -11,12 +11,12 @@ from tabletop_rl.agents import (
     Option,
     Policy,
     RandomPolicy,
-    base,
     known_games,
     known_policies,
     make_policy,
     parse_spec,
     register_policy,
+    registry,
 )
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import kind
@@ -44,7 +44,7 @@ def decide(policy: Policy, g: SplendorGame) -> int:
 def play(specs: list[str], seed: int) -> SplendorGame:
     """One game, seat ``i`` played by ``specs[i]``; returns the finished game."""
     g = SplendorGame(len(specs), seed=seed)
-    policies = [make_policy(s, seed=seed + i) for i, s in enumerate(specs)]
+    policies = [make_policy(s, game="splendor", seed=seed + i) for i, s in enumerate(specs)]
     while not g.is_over:
         g.step(decide(policies[g.current_player], g))
     return g
@@ -64,24 +64,25 @@ def random_positions(num_players: int, games: int, every: int = 3):
 @pytest.fixture
 def scratch_registry(monkeypatch):
     """A private game in the registry, removed after the test."""
-    monkeypatch.setitem(base._REGISTRY, "testgame", {})
+    monkeypatch.setitem(registry._REGISTRY, "testgame", {})
     return "testgame"
 
 
 # --- spec strings ------------------------------------------------------------------------------
 def test_options_are_typed_and_defaulted():
-    spec = parse_spec("expectiminimax:depth=5")
+    spec = parse_spec("expectiminimax:depth=5", "splendor")
     assert spec.options == {"depth": 5, "budget_ms": 100.0, "nodes": 0, "chance": 3}
-    assert parse_spec("expectiminimax").options["depth"] == 20
+    assert parse_spec("expectiminimax", "splendor").options["depth"] == 20
     assert type(spec.options["depth"]) is int and type(spec.options["budget_ms"]) is float
-    assert parse_spec("mcts").options == {"simulations": 2000, "budget_ms": None, "c": 0.7, "rollout": "greedy",
-                                          "rollout_depth": 4, "epsilon": 0.1}
-    assert parse_spec("greedy:opponent=0.25").options["opponent"] == 0.25
+    assert parse_spec("mcts", "splendor").options == {"simulations": 2000, "budget_ms": None, "c": 0.7,
+                                                      "rollout": "greedy", "rollout_depth": 4, "epsilon": 0.1}
+    assert parse_spec("greedy:opponent=0.25", "splendor").options["opponent"] == 0.25
 
 
 def test_spec_text_is_normalised_in_declared_order():
-    assert parse_spec(" Expectiminimax : budget_ms = 50 , depth=2 ").text == "expectiminimax:depth=2,budget_ms=50.0"
-    assert parse_spec("greedy").text == "greedy"
+    spec = parse_spec(" Expectiminimax : budget_ms = 50 , depth=2 ", "splendor")
+    assert spec.text == "expectiminimax:depth=2,budget_ms=50.0"
+    assert parse_spec("greedy", "splendor").text == "greedy"
 
 
 def test_bool_str_and_positional_options(scratch_registry):
@@ -108,7 +109,7 @@ def test_bool_str_and_positional_options(scratch_registry):
 ])
 def test_bad_spec_is_one_line_listing_known_policies(spec, problem):
     with pytest.raises(ValueError) as err:
-        make_policy(spec)
+        make_policy(spec, game="splendor")
     message = str(err.value)
     assert problem in message and "\n" not in message
     for usage in ("random", "greedy[:points=1.0,", "expectiminimax[:depth=20,budget_ms=100.0,nodes=0,chance=3]",
@@ -121,11 +122,10 @@ def test_unknown_game_names_the_known_games():
         make_policy("random", game="chess")
 
 
-def test_planned_policies_are_known_but_not_available(scratch_registry):
-    register_policy(scratch_registry, "later", None)
-    assert "later" in known_policies(scratch_registry)
-    with pytest.raises(ValueError, match=rf"'later' is not available yet for {scratch_registry}"):
-        make_policy("later", scratch_registry)
+def test_a_policy_needs_a_factory(scratch_registry):
+    with pytest.raises(ValueError, match=r"policy 'later' needs a factory"):
+        register_policy(scratch_registry, "later", None)
+    assert "later" not in known_policies(scratch_registry)
 
 
 def test_lazy_factory_is_imported_on_first_use(scratch_registry):
@@ -134,14 +134,14 @@ def test_lazy_factory_is_imported_on_first_use(scratch_registry):
     assert scratch_registry in known_games()
     with pytest.raises(ValueError, match=r"bad policy spec.*is not int"):
         make_policy("ghost:depth=x", scratch_registry)  # options parse before the import is tried
-    with pytest.raises(ValueError, match=r"'ghost' is not available yet .*tabletop_rl.no_such_module"):
+    with pytest.raises(ValueError, match=r"'ghost' is not available for testgame .*tabletop_rl.no_such_module"):
         make_policy("ghost:depth=2", scratch_registry)
     policy = make_policy("lazy", scratch_registry, seed=1)
     assert isinstance(policy, RandomPolicy) and policy.name == "lazy"
 
 
 def test_made_policies_carry_their_spec_and_options():
-    policy = make_policy("greedy:opponent=0.2,win=50")
+    policy = make_policy("greedy:opponent=0.2,win=50", game="splendor")
     assert isinstance(policy, GreedyPolicy) and isinstance(policy, Policy)
     assert policy.name == "greedy:opponent=0.2,win=50.0"
     expected = DEFAULT_GREEDY_WEIGHTS.copy()
@@ -161,7 +161,7 @@ def test_registering_a_bad_name_or_positional_is_refused(scratch_registry):
 def test_random_is_uniform_over_the_mask_and_reproducible():
     mask = np.zeros(72, bool)
     mask[[3, 40, 71]] = True
-    policy = make_policy("random", seed=5)
+    policy = make_policy("random", game="splendor", seed=5)
     picks = [policy.act(None, mask) for _ in range(300)]
     assert set(picks) == {3, 40, 71}
     assert min(picks.count(a) for a in (3, 40, 71)) > 60
@@ -171,7 +171,7 @@ def test_random_is_uniform_over_the_mask_and_reproducible():
 
 def test_stats_count_decisions_and_reset_clears_them():
     g = SplendorGame(2, seed=4)
-    policy = make_policy("greedy")
+    policy = make_policy("greedy", game="splendor")
     decide(policy, g)
     assert policy.stats.decisions == 1 and policy.stats.last_time_s > 0
     assert policy.stats.nodes == len(g.legal_actions())  # one evaluated position per legal action
@@ -185,7 +185,7 @@ def test_stats_count_decisions_and_reset_clears_them():
                                            (np.ones((2, 72), bool), "must be 1-D")])
 def test_a_bad_mask_is_refused(mask, problem):
     with pytest.raises(ValueError, match=problem):
-        make_policy("random", seed=0).act(None, mask)
+        make_policy("random", game="splendor", seed=0).act(None, mask)
 
 
 def test_a_policy_choosing_outside_the_mask_is_caught():
@@ -199,7 +199,7 @@ def test_a_policy_choosing_outside_the_mask_is_caught():
 
 def test_greedy_needs_the_game_and_the_seat_to_act():
     g = SplendorGame(2, seed=0)
-    policy = make_policy("greedy")
+    policy = make_policy("greedy", game="splendor")
     with pytest.raises(ValueError, match=r"greedy needs info="):
         policy.act(None, g.legal_mask(), {})
     with pytest.raises(ValueError, match=r"info\['player'\] is 1 but player 0 is to act"):
@@ -209,7 +209,7 @@ def test_greedy_needs_the_game_and_the_seat_to_act():
 # --- legal play --------------------------------------------------------------------------------
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_random_and_greedy_choose_only_legal_moves(num_players):
-    policies = [make_policy("random", seed=0), make_policy("greedy")]
+    policies = [make_policy("random", game="splendor", seed=0), make_policy("greedy", game="splendor")]
     phases = set()
     for g in random_positions(num_players, games=4):
         mask = g.legal_mask()
@@ -224,7 +224,7 @@ def test_greedy_plays_the_sub_steps():
     # 4 white, 4 blue and 4 green bonuses meet nobles 0 (white+blue) and 2 (blue+green) at once
     bought = [c for colour in (0, 1, 2) for c in np.flatnonzero(CARDS[:40, R.CARD_BONUS] == colour)[:4].tolist()]
     choosing = game(position(2, bought={0: bought}, nobles=[0, 2, 5], phase="noble"))
-    policy = make_policy("greedy")
+    policy = make_policy("greedy", game="splendor")
     returned = decide(policy, returning)
     assert kind(returned) == "return" and returned != R.RETURN_TOKEN + R.GOLD  # gold is worth keeping
     assert kind(decide(policy, choosing)) == "noble"
@@ -233,8 +233,8 @@ def test_greedy_plays_the_sub_steps():
 def test_greedy_is_deterministic_and_leaves_the_state_alone():
     for g in random_positions(3, games=2, every=7):
         before = g.state.copy()
-        first = decide(make_policy("greedy"), g)
-        assert decide(make_policy("greedy"), g) == first
+        first = decide(make_policy("greedy", game="splendor"), g)
+        assert decide(make_policy("greedy", game="splendor"), g) == first
         np.testing.assert_array_equal(g.state, before)
 
 
@@ -255,7 +255,8 @@ def test_greedy_does_not_see_deck_order_or_blind_reserves():
                 redealt += not np.array_equal(copy.state, g.state)
                 action_values(copy.state, CARDS, NOBLES, weights, mask, scratch, other)
                 np.testing.assert_array_equal(values, other)
-                assert decide(make_policy("greedy"), copy) == decide(make_policy("greedy"), g)
+                greedy = make_policy("greedy", game="splendor")
+                assert decide(greedy, copy) == decide(make_policy("greedy", game="splendor"), g)
             hidden_reserves += any(blind for q in range(num_players) if q != me
                                    for _, blind in g.player(q)["reserved"])
     assert redealt > 100 and hidden_reserves > 10  # the hidden cards really did change

@@ -9,7 +9,8 @@ import pytest
 
 from positions import game, position
 from tabletop_rl.games.splendor.game import SplendorGame
-from tabletop_rl.games.splendor.render import HEIGHT, LETTERS, WIDTH, render_ansi, render_rgb
+from tabletop_rl.games.splendor.picture import HEIGHT, WIDTH, render_rgb
+from tabletop_rl.games.splendor.render import LETTERS, render_ansi
 
 BLIND = 45  # a level 2 card that the default position() keeps out of the market
 OTHER = 46  # another level 2 card, in the deck

@@ -1,4 +1,4 @@
-"""One focused test per Splendor rule (SPLENDOR_RULES.md §2-§8 and its §10 checklist), each built
+"""One focused test per Splendor rule (docs/splendor.md §2-§8 and its §10 checklist), each built
 from a hand-written position and asserting the exact resulting state."""
 
 import json

@@ -19,7 +19,7 @@ SEARCH_SPECS = ("expectiminimax:depth=3,budget_ms=0,nodes=1500", "mcts:simulatio
 
 def decide(spec: str, g: SplendorGame, seed: int = 0) -> int:
     p = g.current_player
-    return make_policy(spec, seed=seed).act(None, g.legal_mask(), {"game": g, "player": p})
+    return make_policy(spec, game="splendor", seed=seed).act(None, g.legal_mask(), {"game": g, "player": p})
 
 
 def random_game(num_players: int, seed: int, plies: int, blind_rate: float = 0.0) -> SplendorGame:
@@ -111,7 +111,7 @@ def test_search_plays_only_legal_moves(spec, num_players):
     phases = set()
     for seed in range(2):
         g = random_game(num_players, seed, plies=20 + 10 * seed)
-        policy = make_policy(spec, seed=seed)
+        policy = make_policy(spec, game="splendor", seed=seed)
         for _ in range(12 * num_players):
             if g.is_over:
                 break
@@ -169,12 +169,12 @@ def test_mcts_runs_its_simulations_and_respects_a_time_budget():
 
 # --- specs ---------------------------------------------------------------------------------------------
 def test_search_options_parse_with_types_and_defaults():
-    emm = parse_spec("expectiminimax:nodes=5000,chance=2").options
+    emm = parse_spec("expectiminimax:nodes=5000,chance=2", "splendor").options
     assert emm == {"depth": 20, "budget_ms": 100.0, "nodes": 5000, "chance": 2}
-    mcts = parse_spec("mcts:budget_ms=1000,rollout=random,c=1.2").options
+    mcts = parse_spec("mcts:budget_ms=1000,rollout=random,c=1.2", "splendor").options
     assert mcts == {"simulations": 2000, "budget_ms": 1000.0, "c": 1.2, "rollout": "random",
                     "rollout_depth": 4, "epsilon": 0.1}
-    policy = make_policy("mcts:rollout_depth=6,epsilon=0.3")
+    policy = make_policy("mcts:rollout_depth=6,epsilon=0.3", game="splendor")
     assert (policy.rollout_depth, policy.epsilon, policy.budget_ms) == (6, 0.3, None)
 
 
@@ -190,5 +190,5 @@ def test_search_options_parse_with_types_and_defaults():
 ])
 def test_bad_search_options_are_one_line_errors(spec, problem):
     with pytest.raises(ValueError, match=problem) as err:
-        make_policy(spec)
+        make_policy(spec, game="splendor")
     assert "\n" not in str(err.value)

@@ -53,7 +53,7 @@ def test_training_writes_checkpoints_evaluations_and_a_final_model(trained):
 def test_a_checkpoint_loads_as_a_policy_and_plays_legal_moves(trained):
     out, final = trained
     for path in [final, *sorted((out / "checkpoints").iterdir())]:
-        game = play_with(make_policy(f"ppo:{path}", seed=0), seed=3)
+        game = play_with(make_policy(f"ppo:{path}", game="splendor", seed=0), seed=3)
         assert game.is_over
 
 
@@ -79,9 +79,9 @@ def test_a_model_for_another_observation_layout_is_refused(trained, tmp_path):
                 data = json.dumps({**json.loads(data), "observation_version": 0}).encode()
             dst.writestr(item, data)
     with pytest.raises(ValueError, match="observation_version=0.*needs observation_version=1"):
-        make_policy(f"ppo:{stale}")
+        make_policy(f"ppo:{stale}", game="splendor")
     with pytest.raises(ValueError, match="does not exist"):
-        make_policy(f"ppo:{tmp_path / 'missing.zip'}")
+        make_policy(f"ppo:{tmp_path / 'missing.zip'}", game="splendor")
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -103,7 +103,7 @@ def test_mix_is_normalised():
 
 
 def test_the_shipped_model_loads_and_plays_legal_moves():
-    policy = make_policy("ppo:default", seed=0)
+    policy = make_policy("ppo:default", game="splendor", seed=0)
     assert policy.meta["observation_version"] == 1 and policy.meta["num_players"] == 2
     for seed in range(3):
         assert play_with(policy, seed).is_over

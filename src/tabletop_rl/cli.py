@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
-from tabletop_rl.arena.games import GAMES, policy_game
+from tabletop_rl.games import GAMES, game_class, policy_game
 
 DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
@@ -99,7 +99,8 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                    help="continue the run in --out; arguments left out are taken from its config.json")
     p.add_argument("--num-players", type=int, metavar="N", help="players per game (default 2)")
     p.add_argument("--options", metavar="KEY=VALUE,...", help="game options: " + "; ".join(
-        f"{name}: {', '.join(GAMES[name].game_options)}" for name in sorted(GAMES) if GAMES[name].game_options)
+        f"{name}: {', '.join(game_class(name).option_names)}" for name in sorted(GAMES)
+        if game_class(name).option_names)
         + " (e.g. klaverjas --options rules=amsterdam,deals=16,kraken=true; docs/arena.md)")
     p.set_defaults(func=_arena, prog=p.prog)
 
@@ -168,8 +169,8 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
 
 def _llm_match(args: argparse.Namespace) -> int:
     from tabletop_rl.arena import format_table, run_arena
-    from tabletop_rl.arena.llm import write_game_logs
     from tabletop_rl.arena.results import load_games
+    from tabletop_rl.ui.terminal import write_game_logs
 
     if args.p3 and not args.p2:
         raise UsageError("--p3 needs --p2 (seats are filled in order)")
@@ -290,7 +291,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 DELEGATED = {
     ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",
     ("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
-    ("train", "klaverjas-model"): "tabletop_rl.games.klaverjas.model:train_model_main",
+    ("train", "klaverjas-model"): "tabletop_rl.train.klaverjas_model:train_model_main",
 }
 
 

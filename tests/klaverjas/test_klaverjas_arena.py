@@ -7,9 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from tabletop_rl.arena import get_adapter, load_games, run_arena
+from tabletop_rl.arena import load_games, run_arena
 from tabletop_rl.cli import main
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.games import check_options
 from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.game import KlaverjasGame
 from tabletop_rl.ui.terminal import replay_frames
 
 
@@ -45,8 +48,8 @@ def test_records_score_the_match_by_team(run: tuple[list[dict], dict]) -> None:
 def test_recorded_moves_rebuild_the_match(run: tuple[list[dict], dict]) -> None:
     records, _ = run
     for r in records:
-        adapter, frames = replay_frames(r)
-        assert adapter.is_over(frames[-1]) and adapter.scores(frames[-1]) == r["scores"]
+        frames = replay_frames(r)
+        assert frames[-1].is_over and frames[-1].scores == r["scores"]
         assert len(frames) == r["plies"] + 1
 
 
@@ -60,61 +63,55 @@ def test_summary_rates_the_two_teams(run: tuple[list[dict], dict]) -> None:
 
 
 def test_a_policy_sees_only_the_acting_seat_hand() -> None:
-    adapter = get_adapter("klaverjas")
-    game = adapter.new_game(seed=11, num_players=2)
+    game = KlaverjasGame.new(seed=11, num_players=2)
     rng = np.random.default_rng(0)
-    while not adapter.is_over(game):
-        seat = int(game[R.CURRENT])
-        team = adapter.current_player(game)
-        info = adapter.info(game, team)
+    while not game.is_over:
+        seat = int(game.state[R.CURRENT])
+        assert game.pending_seats() == [seat] and game.player_of(seat) == seat % 2
+        info = game.policy_info(seat)
         view = info["state"]
-        assert team == seat % 2 and info["player"] == seat
-        assert [int(view[R.HAND + s]) for s in range(4)] == [int(game[R.HAND + seat]) if s == seat else 0
+        assert info["player"] == seat
+        assert [int(view[R.HAND + s]) for s in range(4)] == [int(game.state[R.HAND + seat]) if s == seat else 0
                                                              for s in range(4)]
         assert not view[R.RNG:R.RNG + 2].any()
         public = np.ones(R.STATE_SIZE, bool)
         public[R.HAND:R.HAND + 4] = public[R.RNG:R.RNG + 2] = False
-        assert np.array_equal(view[public], game[public])
-        adapter.step(game, int(rng.choice(np.flatnonzero(adapter.legal_mask(game)))))
+        assert np.array_equal(view[public], game.state[public])
+        game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
 
 
 def test_equal_match_scores_share_the_win() -> None:
-    adapter = get_adapter("klaverjas")
-    game = adapter.new_game(seed=1, num_players=2)
-    game[R.MATCH_SCORE:R.MATCH_SCORE + 2] = 81
-    game[R.PHASE] = R.OVER
-    assert adapter.winners(game) == [0, 1] and adapter.ranks(game) == [0, 0]
+    game = KlaverjasGame.new(seed=1, num_players=2)
+    game.state[R.MATCH_SCORE:R.MATCH_SCORE + 2] = 81
+    game.state[R.PHASE] = R.OVER
+    assert game.winners == [0, 1] and game.ranks == [0, 0]
 
 
 def test_move_names_round_trip_and_bad_ones_are_named() -> None:
-    adapter = get_adapter("klaverjas")
-    names = [adapter.move_name(a) for a in range(R.NUM_ACTIONS)]
-    assert [adapter.move_id(n) for n in names] == list(range(R.NUM_ACTIONS))
+    names = [KlaverjasGame.move_name(a) for a in range(R.NUM_ACTIONS)]
+    assert [KlaverjasGame.move_id(n) for n in names] == list(range(R.NUM_ACTIONS))
     assert names[32:] == ["trump:C", "trump:D", "trump:H", "trump:S", "pass", "accept", "kraak", "rekraak"]
     with pytest.raises(ValueError, match="unknown klaverjas move 'XY'"):
-        adapter.move_id("XY")
+        KlaverjasGame.move_id("XY")
 
 
 def test_match_options_reach_the_games_and_bad_ones_are_named() -> None:
-    from tabletop_rl.arena.games import KlaverjasAdapter
-
-    adapter = KlaverjasAdapter(kraken=True, target=600, rules="amsterdam")
-    game = adapter.new_game(seed=4, num_players=2)
-    assert (int(game[R.KRAKEN]), int(game[R.TARGET]), int(game[R.RULES])) == (1, 600, R.AMSTERDAM)
-    adapter.step(game, "trump:S")
-    assert [adapter.move_name(int(a)) for a in np.flatnonzero(adapter.legal_mask(game))] == ["pass", "kraak"]
+    game = KlaverjasGame.new(seed=4, num_players=2, kraken=True, target=600, rules="amsterdam")
+    assert (int(game.state[R.KRAKEN]), int(game.state[R.TARGET]), int(game.state[R.RULES])) == (1, 600, R.AMSTERDAM)
+    game.step("trump:S")
+    assert [game.move_name(int(a)) for a in np.flatnonzero(game.legal_mask())] == ["pass", "kraak"]
     with pytest.raises(ValueError, match="quartet_values"):
-        KlaverjasAdapter(quartet_values="plenty")
+        check_options("klaverjas", {"quartet_values": "plenty"})
 
 
 def test_an_illegal_move_is_refused_and_leaves_the_game() -> None:
-    adapter = get_adapter("klaverjas")
-    game = adapter.new_game(seed=2, num_players=2)
-    before = game.copy()
-    with pytest.raises(ValueError, match="pass is not legal for seat 0"):
-        adapter.step(game, "pass")  # forced forehand: seat 0 must name trump
-    assert np.array_equal(game, before)
-    assert np.array_equal(adapter.from_json(json.loads(adapter.to_json(game))), game)
+    game = KlaverjasGame.new(seed=2, num_players=2)
+    before = game.state.copy()
+    with pytest.raises(IllegalActionError, match="klaverjas, seat 0: pass is not legal now") as err:
+        game.step("pass")  # forced forehand: seat 0 must name trump
+    assert (err.value.game, err.value.seat) == ("klaverjas", 0)
+    assert np.array_equal(game.state, before)
+    assert KlaverjasGame.from_json(json.loads(game.to_json())) == game
 
 
 def test_cli_arena_klaverjas(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,9 +125,7 @@ def test_cli_arena_klaverjas(tmp_path, capsys: pytest.CaptureFixture[str]) -> No
 def test_the_adapters_game_options_are_the_match_options_of_the_core() -> None:
     import inspect
 
-    from tabletop_rl.arena.games import KlaverjasAdapter
-
-    assert KlaverjasAdapter.game_options == tuple(inspect.signature(R.options_row).parameters)
+    assert KlaverjasGame.option_names == tuple(inspect.signature(R.options_row).parameters)
 
 
 def test_cli_game_options_reach_every_game_resume_and_replay(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,10 +136,10 @@ def test_cli_game_options_reach_every_game_resume_and_replay(tmp_path, capsys: p
     assert [r["options"] for r in records] == [{"rules": "amsterdam", "deals": 2, "kraken": True}] * 2
     assert all(r["moves"][0].startswith("trump:") and r["moves"][1] in ("kraak", "pass") for r in records)
     for record in records:
-        adapter, frames = replay_frames(record)
-        first, last = frames[0], frames[-1]
+        frames = replay_frames(record)
+        first, last = frames[0].state, frames[-1].state
         assert (int(first[R.RULES]), int(first[R.KRAKEN]), int(last[R.DEAL_NO])) == (R.AMSTERDAM, 1, 2)
-        assert adapter.scores(last) == record["scores"]
+        assert frames[-1].scores == record["scores"]
     assert main([*args[:-2], "--out", str(out), "--resume", "--games", "4"]) == 2  # other arguments: refused
     assert "games was 2, now 4" in capsys.readouterr().err
     assert main(["arena", "klaverjas", "--out", str(out), "--resume"]) == 0  # options come from the run's config

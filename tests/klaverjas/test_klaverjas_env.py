@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from tabletop_rl.envs.klaverjas_aec import OBS_PARTS, OBS_SIZE, IllegalActionError, klaverjas_env, observe, raw_env
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.envs.klaverjas_aec import klaverjas_env, raw_env
 from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.observe import OBS_PARTS, OBS_SIZE, observe
 
 
 @pytest.mark.filterwarnings("ignore")

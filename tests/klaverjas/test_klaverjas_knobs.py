@@ -1,4 +1,4 @@
-"""The rule knobs of the digest (§1 match target, §3 kraken, §5.3 forced undertrumping, §6 quartet values
+"""The rule knobs of docs/klaverjas.md (§1 match target, §3 kraken, §5.3 forced undertrumping, §6 quartet values
 and stuk declared from hand) on hand-built positions, their checking, and random play under every
 combination."""
 
@@ -43,7 +43,7 @@ def play_out(state: np.ndarray, seed: int = 0) -> None:
 
 
 def base_score(state: np.ndarray) -> list[int]:
-    """The deal score the digest §7 gives the finished deal's points, before any kraken multiplier."""
+    """The deal score docs/klaverjas.md §7 gives the finished deal's points, before any kraken multiplier."""
     out = np.zeros(2, np.int64)
     R.score_deal(state[R.CARD_POINTS:R.CARD_POINTS + 2], state[R.ROEM:R.ROEM + 2],
                  state[R.TRICKS_WON:R.TRICKS_WON + 2], R.team_of(int(state[R.MAKER])), True, out)
@@ -200,7 +200,7 @@ def test_same_trick_mode_ignores_king_and_queen_played_by_one_player_in_two_tric
 
 # --- forced undertrumping (§5.3) ---------------------------------------------------------------------
 def test_amsterdam_forced_undertrump_against_an_opponent():
-    """Digest §8.1 example 3: N (partner) KC, E 9H; S holds AH 7H 10D. Amsterdam forbids undertrumping
+    """docs/klaverjas.md §8.1 example 3: N (partner) KC, E 9H; S holds AH 7H 10D. Amsterdam forbids undertrumping
     (10D only); the house rule forces it (AH or 7H, like Rotterdam)."""
     table = ["KC", "9H"]
     default = R.position({S: ["AH", "7H", "10D"]}, "H", N, table, rules="amsterdam")

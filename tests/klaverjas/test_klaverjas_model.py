@@ -9,6 +9,7 @@ import pytest
 
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.train import klaverjas_model as TM
 from tabletop_rl.train import klaverjas_teacher as T
 
 
@@ -27,7 +28,7 @@ def random_positions(count: int, seed: int) -> list[np.ndarray]:
     return views[:count]
 
 
-def rule_labelled(count: int, seed: int) -> M.Examples:
+def rule_labelled(count: int, seed: int) -> TM.Examples:
     """Random positions valued 'the higher the canonical card, the better' (a rule the scorer can learn from
     its card inputs, once the suits are canonical)."""
     views = random_positions(count, seed)
@@ -38,23 +39,23 @@ def rule_labelled(count: int, seed: int) -> M.Examples:
         order = M.suit_order(view)
         for c in np.flatnonzero(mask[:32]):
             values[i, c] = M.canonical(int(c), order)
-    return M.examples(np.array(views), values, temperature=0)
+    return TM.examples(np.array(views), values, temperature=0)
 
 
 def test_training_learns_a_learnable_rule_and_round_trips(tmp_path):
     ex = rule_labelled(1500, seed=0)
     fit, test = ex.subset(np.arange(1500) < 1200), ex.subset(np.arange(1500) >= 1200)
-    model = M.train(fit, hidden=(32, 32), epochs=15, lr=0.003, batch=64, seed=1)
+    model = TM.train(fit, hidden=(32, 32), epochs=15, lr=0.003, batch=64, seed=1)
     untrained = M.MLP.initialised([M.FEATURES, 32, 32, 1], seed=1)
-    assert M.agreement(model, test) > 0.9
-    assert M.agreement(model, test, ties=False) == M.agreement(model, test)  # distinct values: no ties
-    assert M.agreement(untrained, test) < 0.6
+    assert TM.agreement(model, test) > 0.9
+    assert TM.agreement(model, test, ties=False) == TM.agreement(model, test)  # distinct values: no ties
+    assert TM.agreement(untrained, test) < 0.6
     path = tmp_path / "model.txt"
     M.save(model, path)
     header = path.read_text().splitlines()[:6]
     assert header[0] == f"format: {M.FORMAT}" and header[2] == f"input_size: {M.FEATURES}"
     loaded = M.load(path)
-    assert np.array_equal(M.predict(loaded, test), M.predict(model, test))
+    assert np.array_equal(TM.predict(loaded, test), TM.predict(model, test))
     assert loaded.meta["epochs"] == 15 and loaded.meta["hidden"] == [32, 32]
 
 
@@ -63,7 +64,7 @@ def test_card_scores_are_the_training_scores():
     ex = rule_labelled(30, seed=2)
     model = M.MLP.initialised([M.FEATURES, 16, 1], seed=4)
     views = random_positions(30, seed=2)
-    chosen = M.predict(model, ex)
+    chosen = TM.predict(model, ex)
     for i, view in enumerate(views):
         mask = np.zeros(R.NUM_ACTIONS, np.bool_)
         R.legal_mask(view, mask)
@@ -142,7 +143,7 @@ def test_teacher_shards_are_legal_deterministic_and_resumable(tmp_path):
         R.legal_mask(view, mask)
         assert np.flatnonzero(~np.isnan(row[0])).tolist() == np.flatnonzero(mask[:32]).tolist()
     assert a["values"].shape[1:] == (1, 32)
-    ex = M.examples(a["views"], T.mean_values(a["views"], a["values"], "score"), temperature=4)
+    ex = TM.examples(a["views"], T.mean_values(a["views"], a["values"], "score"), temperature=4)
     sums = np.add.reduceat(ex.target, ex.starts[:-1])
     assert np.allclose(sums, 1) and np.add.reduceat(ex.best, ex.starts[:-1]).min() >= 1
 
@@ -154,7 +155,7 @@ def test_bad_teacher_samples_are_named(tmp_path):
 
 def test_training_command_end_to_end(tmp_path, capsys):
     out = tmp_path / "model.txt"
-    assert M.train_model_main(["--data", str(tmp_path / "data"), "--deals", "4", "--shard-deals", "2",
+    assert TM.train_model_main(["--data", str(tmp_path / "data"), "--deals", "4", "--shard-deals", "2",
                                "--samples", "1,1,1,1,1,1,1,1", "--hidden", "16", "--epochs", "2",
                                "--holdout", "0.5", "--dagger-deals", "1", "--out", str(out)]) == 0
     model = M.load(out)

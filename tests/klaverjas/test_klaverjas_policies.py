@@ -122,7 +122,7 @@ def test_heuristic_takes_cheaply_smears_on_partner_and_pulls_trumps():
 def test_search_plays_the_best_mean_over_its_determinised_deals(objective):
     """The search's card is the best average over deals sampled from the seat's view of the exact solves,
     taken as points or as the deal score (nat: the makers lose everything)."""
-    from tabletop_rl.games.klaverjas.baselines import SearchPolicy, deal_score_difference
+    from tabletop_rl.agents.search.klaverjas import SearchPolicy, deal_score_difference
 
     state = endgame(7, "amsterdam", tricks_left=4)
     seat = int(state[R.CURRENT])
@@ -141,7 +141,7 @@ def test_search_plays_the_best_mean_over_its_determinised_deals(objective):
 
 
 def test_deal_score_difference_counts_nat_from_either_side():
-    from tabletop_rl.games.klaverjas.baselines import deal_score_difference
+    from tabletop_rl.agents.search.klaverjas import deal_score_difference
 
     state = R.position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S"]}, "H", leader=0, maker=1)
     state[R.CARD_POINTS:R.CARD_POINTS + 2] = [60, 70]
@@ -192,7 +192,7 @@ def test_heuristic_rekraak_rule():
 def test_search_doubles_from_its_estimate_of_the_makers_margin():
     """The defender's decision follows the sign of the mean solved margin over its own samples, and the
     search sees only the defender's hand (the other hands blanked give the same decision)."""
-    from tabletop_rl.games.klaverjas.baselines import SearchPolicy
+    from tabletop_rl.agents.search.klaverjas import SearchPolicy
 
     state = doubling_position(["JH", "9H", "AH", "10H", "AC", "AD", "AS", "10S"])
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)

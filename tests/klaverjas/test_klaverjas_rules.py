@@ -1,4 +1,4 @@
-"""The rules core against every worked example of the digest (§8) under both rule sets, the
+"""The rules core against every worked example of docs/klaverjas.md §8 under both rule sets, the
 trump-choice schemes, matches of several deals, and properties of random legal play."""
 
 from __future__ import annotations

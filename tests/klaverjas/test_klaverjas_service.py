@@ -140,7 +140,7 @@ def test_a_position_without_a_legal_card_is_422(client, changes, words):
 
 
 def test_forced_undertrumping_changes_the_legal_cards(client):
-    """Digest §8.1 example 3 at the first trick: N (partner) led KC, E trumped with 9H; S holds only lower
+    """docs/klaverjas.md §8.1 example 3 at the first trick: N (partner) led KC, E trumped with 9H; S holds only lower
     trumps and two diamonds."""
     trumps = ["AH", "10H", "KH", "QH", "8H", "7H"]
     body = request(hand=trumps + ["10D", "9D"], playerPosition=2, partnerPosition=0, leaderPosition=0,

@@ -179,7 +179,7 @@ def test_changing_what_a_player_has_not_seen_leaves_its_observation_unchanged(se
 @pytest.mark.parametrize("seed, turns", [(1, 0), (3, 12), (4, 20), (5, 40)])
 def test_the_fog_copy_reads_like_the_game_for_its_player(seed, turns):
     from tabletop_rl.agents.llm.space_conquest_tools import PlayerTools
-    from tabletop_rl.ui.space_conquest_play import render_map
+    from tabletop_rl.games.space_conquest.render import render_map
 
     game = played(seed, turns)
     for p in range(2):

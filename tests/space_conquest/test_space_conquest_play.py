@@ -7,7 +7,8 @@ import pytest
 
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
-from tabletop_rl.ui.space_conquest_play import parse_move, play_main, render_map, summary
+from tabletop_rl.games.space_conquest.render import render_map, summary
+from tabletop_rl.ui.space_conquest_play import parse_move, play_main
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ def reference_fight(a: int, b: int) -> tuple[int, int]:
 
 
 def reference_resolve(owner: int | None, garrison: int, arrived: list[int]) -> tuple[int | None, int]:
-    """Who holds a star and with how many ships after the arrivals (digest section 6, written plainly)."""
+    """Who holds a star and with how many ships after the arrivals (docs/space_conquest.md §6, written plainly)."""
     if owner is not None:
         enemy = 1 - owner
         defence = garrison + arrived[owner]

@@ -1,4 +1,4 @@
-"""Rules of Space Conquest: the digest's section 13 conformance vectors, phases, orders validation,
+"""Rules of Space Conquest: the conformance vectors of docs/space_conquest.md §13, phases, orders validation,
 map generation, save/load and replay."""
 
 import json

@@ -38,7 +38,7 @@ def test_route_risk_follows_the_games_loss_model():
     game = SpaceConquestGame(seed=2, loss_model="nlogn")
     a, b = next((a, b) for a in range(R.NUM_STARS) for b in range(R.NUM_STARS) if game.distance(a, b) == 4)
     route = PlayerTools(game, 0).call("estimate_route", {"from": R.LETTERS[a], "to": R.LETTERS[b]})
-    assert route["loss_risk"] == pytest.approx(0.16, abs=1e-4)  # the digest: 0.02 * 4 * log2(4)
+    assert route["loss_risk"] == pytest.approx(0.16, abs=1e-4)  # docs/space_conquest.md §5: 0.02 * 4 * log2(4)
 
 
 @pytest.mark.parametrize("model", ["flat", "nlogn"])

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.agents.base import BasePolicy
+from tabletop_rl.core.policy import BasePolicy
 
 META_FILE = "tabletop_rl.json"
 

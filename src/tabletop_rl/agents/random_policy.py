@@ -1,7 +1,7 @@
 """``random``: a uniformly random legal action, from the policy's own seeded generator.
 
 >>> from tabletop_rl.agents import make_policy
->>> p = make_policy("random", seed=3)
+>>> p = make_policy("random", game="splendor", seed=3)
 >>> p.act(None, [0, 1, 0, 1]) in (1, 3)
 True
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.agents.base import BasePolicy
+from tabletop_rl.core.policy import BasePolicy
 
 
 class RandomPolicy(BasePolicy):

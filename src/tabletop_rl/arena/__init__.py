@@ -6,20 +6,16 @@
 ['greedy', 'random']
 """
 
-from tabletop_rl.arena.games import GAMES, GameAdapter, get_adapter
 from tabletop_rl.arena.report import format_table, summarize
 from tabletop_rl.arena.results import load_games
 from tabletop_rl.arena.runner import default_out_dir, play_match, run_arena, tmp_dir
 from tabletop_rl.arena.schedule import Match, derive_seed, schedule
 
 __all__ = [
-    "GAMES",
-    "GameAdapter",
     "Match",
     "default_out_dir",
     "derive_seed",
     "format_table",
-    "get_adapter",
     "load_games",
     "play_match",
     "run_arena",

@@ -12,7 +12,6 @@ Policies are recognised by duck typing: an ``accounting`` dict and ``moves`` rec
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 #: A match whose LLM server stayed unavailable is played again this many times before it is left void.
@@ -120,22 +119,6 @@ def note_lines(note: dict[str, Any] | None) -> str:
         lines.append(f"    reasoning: {note['reasoning']}")
     lines += [f"    rejected: {error}" for error in note["errors"]]
     return "\n".join(lines) + "\n"
-
-
-def write_game_logs(out: Path, records: list[dict[str, Any]]) -> list[Path]:
-    """``out/logs/game-<index>.txt`` for each record: what ``tabletop replay`` prints for that game."""
-    from tabletop_rl.ui.terminal import replay_terminal
-
-    folder = Path(out) / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for record in sorted(records, key=lambda r: r["index"]):
-        path = folder / f"game-{record['index']:04d}.txt"
-        with open(path, "w", encoding="utf-8") as fh:
-            replay_terminal(Path(out), record["index"], stdout=fh, interactive=False)
-            fh.write(accounting_lines(record))
-        paths.append(path)
-    return paths
 
 
 def accounting_lines(record: dict[str, Any]) -> str:

@@ -20,14 +20,15 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import IO, Any
 
+import tabletop_rl.arena.llm as arena_llm
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
-from tabletop_rl.arena import llm as arena_llm
-from tabletop_rl.arena.games import get_adapter, policy_game, step_entry
 from tabletop_rl.arena.progress import Progress
 from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import append_game, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
+from tabletop_rl.core.game import step_entry
+from tabletop_rl.games import check_options, game_class, policy_game
 
 # Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
 _POLICIES: dict[tuple[str, str, int], Any] = {}
@@ -70,7 +71,7 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
     """Play one scheduled game to its end and return its record; a policy that raises ends the game
     and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating.
 
-    ``options`` are the game's (``get_adapter``). Each seat's policy is reset with
+    ``options`` are the game's (its ``option_names``). Each seat's policy is reset with
     ``derive_seed(match.seed, seat)``, so the record's seed, options and seats replay the same game (for
     policies whose budget is not wall time). LLM players
     (arena/llm.py): a forfeit loses the game; a match whose server stayed unavailable is played again
@@ -87,9 +88,8 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
 
 def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
                options: dict[str, Any] | None) -> dict[str, Any]:
-    adapter = get_adapter(game, options)
     start = time.perf_counter()
-    state = adapter.new_game(match.seed, num_players, max_plies)
+    state = game_class(game).new(match.seed, num_players, max_plies, **(options or {}))
     n = len(match.seats)
     moves, decisions, seconds, nodes = [], [0] * n, [0.0] * n, [0] * n
     seat, error, trace, policies, notes, forfeit, void = -1, None, None, [], [], None, None
@@ -99,18 +99,19 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
             reset = getattr(policies[-1], "reset", None)
             if reset is not None:
                 reset(derive_seed(match.seed, seat))
-        while not adapter.is_over(state):
+        while not state.is_over:
             step = {}
-            for seat in adapter.pending_players(state):  # every seat answers before any move is played
+            for table_seat in state.pending_seats():  # every seat answers before any move is played
+                seat = state.player_of(table_seat)  # the policy's index (a Klaverjas partnership plays two seats)
                 tick = time.perf_counter()
-                action = policies[seat].act(adapter.observation(state, seat), adapter.seat_mask(state, seat),
-                                            adapter.info(state, seat))
+                action = policies[seat].act(state.observe(table_seat), state.seat_mask(table_seat),
+                                            state.policy_info(table_seat))
                 seconds[seat] += time.perf_counter() - tick
                 decisions[seat] += 1
-                step[seat] = adapter.move_record(state, seat, action)
-            adapter.step_joint(state, step)
-            moves.append(step_entry(adapter, step, n))
-            notes.append(step_entry(adapter, {s: arena_llm.move_note(policies[s]) for s in step}, n))
+                step[table_seat] = state.move_record(table_seat, action)
+            state.step_joint(step)
+            moves.append(step_entry(state, step))
+            notes.append(step_entry(state, {s: arena_llm.move_note(policies[state.player_of(s)]) for s in step}))
         nodes = [int(getattr(getattr(p, "stats", None), "nodes", 0)) for p in policies]
     except FatalLLMError:
         raise  # a refused request (a bad key, an unknown model): playing on cannot help
@@ -125,8 +126,8 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
         "index": match.index, "game": game, **({"options": options} if options else {}),
         "num_players": num_players, "max_plies": max_plies, "deal": match.deal, "seed": match.seed,
         "seats": list(match.seats), "moves": moves, "plies": len(moves),
-        "scores": adapter.scores(state), "winners": adapter.winners(state) if error is None else [],
-        "ranks": adapter.ranks(state) if error is None else None, "truncated": adapter.is_truncated(state),
+        "scores": state.scores, "winners": state.winners if error is None else [],
+        "ranks": state.ranks if error is None else None, "truncated": state.is_truncated,
         "error": error, "error_seat": seat if error else None, "traceback": trace,
         "decisions": decisions, "time_s": seconds, "nodes": nodes, "wall_s": time.perf_counter() - start,
     }
@@ -140,14 +141,14 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
               progress: bool = True, log: IO[str] | None = None) -> dict[str, Any]:
     """Play every scheduled game not yet in ``out/games.jsonl``, then write and return the summary.
 
-    ``games`` is per table (see ``schedule``); ``options`` are the game's (``get_adapter``). ``resume=True``
+    ``games`` is per table (see ``schedule``); ``options`` are the game's (its ``option_names``). ``resume=True``
     continues the run in ``out`` (which must have been started with the same arguments; ``jobs`` may
     differ). ``ValueError`` for bad arguments.
     """
-    options = dict(options or {})
-    adapter = get_adapter(game, options)
-    if num_players not in adapter.player_counts:
-        raise ValueError(f"{game} is played by {', '.join(map(str, adapter.player_counts))} players, "
+    options = check_options(game, options)
+    rules = game_class(game)
+    if num_players not in rules.player_counts:
+        raise ValueError(f"{game} is played by {', '.join(map(str, rules.player_counts))} players, "
                          f"not {num_players!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
@@ -158,7 +159,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     config = {"game": game, "players": names, "games": games, "seed": seed, "num_players": num_players,
-              "max_plies": max_plies if max_plies is not None else adapter.default_max_plies,
+              "max_plies": max_plies if max_plies is not None else rules.default_max_plies,
               **({"options": options} if options else {})}  # absent when empty: older runs still resume
     records = prepare_run(out, config, resume)
     done = {r["index"] for r in records}

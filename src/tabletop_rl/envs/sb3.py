@@ -1,5 +1,9 @@
 """stable-baselines3 adapter for SplendorVectorEnv (needs the ``[train]`` extra).
 
+``SplendorVectorEnv.to_sb3()`` is the entry point: it imports this module when called, so the env
+itself never needs stable-baselines3. This module does not import the env (no import circle): it only
+uses the vector-env API (``num_envs``, the single spaces, ``reset``, ``step``, ``action_masks``, ``close``).
+
 >>> from sb3_contrib import MaskablePPO                                # doctest: +SKIP
 >>> model = MaskablePPO("MlpPolicy", SplendorVectorEnv(256).to_sb3())  # doctest: +SKIP
 """
@@ -12,15 +16,13 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
-
 
 class SB3SplendorVecEnv(VecEnv):
     """SB3 ``VecEnv`` semantics over a SplendorVectorEnv: auto-reset in ``step_wait`` with the last
     observation in ``info["terminal_observation"]`` and the learner's end reward in ``info["outcome"]``,
     and ``env_method("action_masks")`` for MaskablePPO."""
 
-    def __init__(self, env: SplendorVectorEnv) -> None:
+    def __init__(self, env: Any) -> None:  # a SplendorVectorEnv
         self.env = env
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions: np.ndarray | None = None

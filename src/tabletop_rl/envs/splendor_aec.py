@@ -22,6 +22,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from tabletop_rl.envs.episode import start_episode
+from tabletop_rl.games.splendor import picture, render
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import NUM_ACTIONS, to_action_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
@@ -124,10 +125,8 @@ def render_game(game: SplendorGame, mode: str | None, viewer: int | None) -> str
     if mode is None:
         warnings.warn("render() called without a render_mode; pass render_mode=... to the env", stacklevel=3)
         return None
-    from tabletop_rl.games.splendor import render  # lazy: drawing libraries load only when someone renders
-
     if mode == "rgb_array":
-        return render.render_rgb(game, viewer)
+        return picture.render_rgb(game, viewer)
     text = render.render_ansi(game, viewer)
     if mode == "human":
         print(text)

@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from numba import njit
 
+import tabletop_rl.agents as agents  # the module, so make_policy is looked up when an opponent is made
 from tabletop_rl.envs.splendor_aec import (
     DENSE_POINT_SCALE,
     RENDER_MODES,
@@ -70,12 +71,7 @@ def register_envs() -> None:
 
 
 def _policy_from_spec(spec: str) -> Any:
-    try:
-        from tabletop_rl.agents import make_policy
-    except ImportError as e:
-        raise ValueError(f"opponent {spec!r} needs the policy registry tabletop_rl.agents.make_policy ({e}); "
-                         f"'random' and callables work without it") from e
-    return make_policy(spec, game="splendor")
+    return agents.make_policy(spec, game="splendor")
 
 
 def _opponent_act(opponent: Any) -> OpponentFn:
@@ -215,4 +211,5 @@ class SplendorGymEnv(gym.Env):
         try:
             game.step(to_action_id(choice))
         except ValueError as e:
-            raise IllegalActionError(f"opponent at seat {p} chose an illegal move: {e}") from None
+            reason = e.reason if isinstance(e, IllegalActionError) else str(e)
+            raise IllegalActionError(f"the opponent chose an illegal move: {reason}", game="splendor", seat=p) from None

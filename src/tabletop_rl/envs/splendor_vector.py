@@ -286,7 +286,7 @@ class SplendorVectorEnv(VectorEnv):
 
     def to_sb3(self):
         """This env as a stable-baselines3 ``VecEnv`` (needs the ``[train]`` extra)."""
-        from tabletop_rl.envs.sb3 import SB3SplendorVecEnv
+        from tabletop_rl.envs.sb3 import SB3SplendorVecEnv  # the optional extra's entry point: imported on use
 
         return SB3SplendorVecEnv(self)
 

@@ -1,5 +1,5 @@
 """Teacher data for the local model: deals played by the perfect-information Monte Carlo teacher
-(``policies.pimc_card_samples``, the ``search`` policy's objective ``score``), every decision with two
+(``agents.search.klaverjas.pimc_card_samples``, the ``search`` policy's objective ``score``), every decision with two
 or more legal cards recorded as the acting seat's view (other hands and the RNG blanked) and the exact
 value of each legal card in each of the teacher's sampled deals (so a training objective can be
 chosen later: the deal score with nat, or plain points).
@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.agents.search.klaverjas import card_means, pimc_card_samples
 from tabletop_rl.games.klaverjas import rules as R
-from tabletop_rl.games.klaverjas.baselines import bid_action, card_means, pimc_card_samples
+from tabletop_rl.games.klaverjas.baselines import bid_action
 from tabletop_rl.games.klaverjas.solver import new_table
 
 DEFAULT_SAMPLES = (4, 6, 6, 6, 6, 6, 6, 6)
@@ -115,7 +116,7 @@ def load_shards(out: str | Path) -> dict[str, np.ndarray]:
 
 def mean_values(views: np.ndarray, values: np.ndarray, objective: str) -> np.ndarray:
     """``float32[N, 32]``: each position's mean card value over its samples for ``objective`` (``score`` or
-    ``points``, see ``policies.card_means``), NaN for cards that are not legal."""
+    ``points``, see ``agents.search.klaverjas.card_means``), NaN for cards that are not legal."""
     means = np.full((len(views), R.NUM_CARDS), np.nan, np.float32)
     for i, (view, sampled) in enumerate(zip(views, values)):
         used = sampled[~np.isnan(sampled).all(axis=1)]

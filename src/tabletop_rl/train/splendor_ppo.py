@@ -21,18 +21,17 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tabletop_rl.agents.ppo import PPOPolicy, check_meta, read_meta, save_model
+from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.agents.ppo import check_meta, read_meta, save_model
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
+from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
-
-DEFAULT_MODEL = "ppo_splendor_2p.zip"
 
 
 def _knob(default: Any, help: str) -> Any:
@@ -122,8 +121,6 @@ def validate(cfg: TrainConfig) -> None:
     parse_mix(cfg.mix)
     for spec in eval_specs(cfg):
         if spec not in ("random", "greedy"):
-            from tabletop_rl.agents import parse_spec
-
             parse_spec(spec, "splendor")
     if cfg.resume and not Path(cfg.resume).is_file():
         raise ValueError(f"--resume: no checkpoint at {cfg.resume!r}")
@@ -147,20 +144,6 @@ def model_meta(players: int) -> dict[str, Any]:
     """What a Splendor model was trained on; ``PPOPolicy`` refuses a model whose metadata differs."""
     return {"game": "splendor", "num_players": players, "observation_version": OBSERVATION_VERSION,
             "observation_size": observation_size(players)}
-
-
-def default_model_path() -> Path:
-    return Path(str(resources.files("tabletop_rl") / "data" / DEFAULT_MODEL))
-
-
-def load_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
-    """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
-    resolved = default_model_path() if path == "default" else Path(path)
-    meta = read_meta(resolved)
-    expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
-    check_meta(meta, expected, resolved)
-    expected["observation_size"] = observation_size(int(meta.get("num_players", 2)))
-    return PPOPolicy(name, seed, resolved, expected)
 
 
 # --- the opponent pool -------------------------------------------------------------------------
@@ -221,14 +204,10 @@ class _SpecHook:
     """Plays the other seats with a policy spec (e.g. ``expectiminimax``), one policy object per seat."""
 
     def __init__(self, spec: str, seed: int) -> None:
-        from tabletop_rl.agents import make_policy
-
         self.policy = make_policy(spec, "splendor", seed=seed)
         self.env: SplendorVectorEnv | None = None
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray, envs: np.ndarray) -> np.ndarray:
-        from tabletop_rl.games.splendor.game import SplendorGame
-
         actions = np.empty(len(envs), np.int64)
         for k, i in enumerate(envs):
             game = SplendorGame._from_state(self.env.states[i].copy())

@@ -1,4 +1,4 @@
-"""Terminal play against policies, and replays of recorded games; any game with an adapter.
+"""Terminal play against policies, and replays of recorded games; any game, through the ``Game`` contract.
 
 A person's turn shows the board from their seat and the legal moves, numbered; they answer with a
 number or a move name. ``help`` explains, ``board`` redraws, ``quit`` (or end of input) saves the
@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tabletop_rl.arena.games import GameAdapter, TurnBasedAdapter, entry_moves, get_adapter, policy_game
-from tabletop_rl.arena.llm import note_lines
+from tabletop_rl.agents import make_policy
+from tabletop_rl.arena.llm import accounting_lines, note_lines
 from tabletop_rl.arena.results import load_games
 from tabletop_rl.arena.schedule import derive_seed
+from tabletop_rl.core.game import Game, entry_moves
+from tabletop_rl.games import check_options, game_class, policy_game
 
 SAVE_FORMAT = "tabletop-save/1"
 DEFAULT_SAVE = Path("tabletop-save.json")
@@ -67,12 +69,12 @@ def opponents(vs: list[str], num_players: int, seat: int) -> list[str | None]:
 
 
 def new_table(game: str, vs: list[str], num_players: int, seat: int, seed: int | None) -> Table:
-    adapter = get_adapter(game)
-    if num_players not in adapter.player_counts:
-        raise ValueError(f"{game} is played by {', '.join(map(str, adapter.player_counts))} players, "
+    rules = game_class(game)
+    if num_players not in rules.player_counts:
+        raise ValueError(f"{game} is played by {', '.join(map(str, rules.player_counts))} players, "
                          f"not {num_players}")
     seed = int.from_bytes(os.urandom(7), "little") if seed is None else seed
-    return Table(game, adapter.new_game(seed, num_players), seat, opponents(vs, num_players, seat), seed)
+    return Table(game, rules.new(seed, num_players), seat, opponents(vs, num_players, seat), seed)
 
 
 def load_table(path: Path) -> Table:
@@ -83,15 +85,14 @@ def load_table(path: Path) -> Table:
         raise ValueError(f"cannot read saved game {path}: {e}") from None
     if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
         raise ValueError(f"{path} is not a game saved by tabletop play (format {SAVE_FORMAT})")
-    adapter = get_adapter(data["game"])
-    return Table(data["game"], adapter.from_json(data["position"]), data["seat"], data["players"], data["seed"])
+    return Table(data["game"], game_class(data["game"]).from_json(data["position"]), data["seat"], data["players"],
+                 data["seed"])
 
 
 def save_table(table: Table, path: Path) -> None:
     """Everything needed to go on: the position (hidden cards included, so do not read it), seats, seed."""
-    adapter = get_adapter(table.game)
     data = {"format": SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
-            "seed": table.seed, "position": json.loads(adapter.to_json(table.state))}
+            "seed": table.seed, "position": json.loads(table.state.to_json())}
     Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
 
 
@@ -99,33 +100,31 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
                   seed: int | None = None, load: Path | None = None, save: Path = DEFAULT_SAVE,
                   stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Play a game in the terminal; returns an exit status (0: finished or saved)."""
-    from tabletop_rl.agents import make_policy
-
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     table = load_table(load) if load is not None else new_table(game, vs or ["greedy"], num_players, seat, seed)
-    adapter = get_adapter(table.game)
+    state = table.state
     policies = {s: make_policy(spec, game=policy_game(table.game), seed=derive_seed(table.seed, s))
                 for s, spec in enumerate(table.specs) if spec is not None}
     con = Console(stdout)
     con.say(f"You are P{table.seat}; " + ", ".join(f"P{s} is {p.name}" for s, p in policies.items())
         + ". Type help for commands.")
-    while not adapter.is_over(table.state):
-        mover = adapter.current_player(table.state)
+    while not state.is_over:
+        seat = state.current_player
+        mover = state.player_of(seat)
         if mover != table.seat:
-            action = policies[mover].act(adapter.observation(table.state, mover), adapter.legal_mask(table.state),
-                                         adapter.info(table.state, mover))
-            con.say(f"P{mover} ({policies[mover].name}) plays {adapter.move_name(action)}")
-            adapter.step(table.state, action)
+            action = policies[mover].act(state.observe(seat), state.legal_mask(), state.policy_info(seat))
+            con.say(f"P{mover} ({policies[mover].name}) plays {state.move_name(action)}")
+            state.step(action)
             continue
-        action = _ask_move(adapter, table, stdin, con)
+        action = _ask_move(table, stdin, con)
         if action is None:
             save_table(table, save)
             con.say(f"Game saved to {save}; resume with: tabletop play {table.game} --load {save}")
             return 0
-        con.say(f"P{mover} (you) plays {adapter.move_name(action)}")
-        adapter.step(table.state, action)
-    con.say(adapter.render(table.state, viewer=table.seat, color=con.color))
-    con.say(result_line(adapter, table.state))
+        con.say(f"P{mover} (you) plays {state.move_name(action)}")
+        state.step(action)
+    con.say(state.render(viewer=table.seat, color=con.color))
+    con.say(result_line(state))
     return 0
 
 
@@ -145,11 +144,12 @@ class Console:
         self.stream.flush()
 
 
-def _ask_move(adapter: TurnBasedAdapter, table: Table, stdin: IO[str], con: Console) -> int | None:
+def _ask_move(table: Table, stdin: IO[str], con: Console) -> int | None:
     """The person's legal move, asking again with the reason after a bad answer; ``None`` to quit."""
-    legal = [int(a) for a in adapter.legal_mask(table.state).nonzero()[0]]
-    con.say(adapter.render(table.state, viewer=table.seat, color=con.color))
-    con.say(move_list([adapter.move_name(a) for a in legal]))
+    state = table.state
+    legal = [int(a) for a in state.legal_mask().nonzero()[0]]
+    con.say(state.render(viewer=table.seat, color=con.color))
+    con.say(move_list([state.move_name(a) for a in legal]))
     while True:
         con.prompt("your move> ")
         try:
@@ -163,18 +163,18 @@ def _ask_move(adapter: TurnBasedAdapter, table: Table, stdin: IO[str], con: Cons
         if answer.lower() in ("quit", "q", "exit"):
             return None
         if answer.lower() in ("help", "?", "h"):
-            con.say(COMMANDS_HELP + "\n" + adapter.rules_help())
+            con.say(COMMANDS_HELP + "\n" + state.rules_help())
         elif answer.lower() == "board":
-            con.say(adapter.render(table.state, viewer=table.seat, color=con.color))
-            con.say(move_list([adapter.move_name(a) for a in legal]))
+            con.say(state.render(viewer=table.seat, color=con.color))
+            con.say(move_list([state.move_name(a) for a in legal]))
         elif answer:
-            action, problem = parse_move(adapter, table.state, answer, legal)
+            action, problem = parse_move(state, answer, legal)
             if problem is None:
                 return action
             con.say(f"{problem}; try again (help lists the commands)")
 
 
-def parse_move(adapter: TurnBasedAdapter, state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
+def parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
     """``(action, None)`` for a legal answer (list number or move name), else ``(-1, reason)``."""
     if answer.isdigit():
         number = int(answer)
@@ -182,11 +182,11 @@ def parse_move(adapter: TurnBasedAdapter, state: Any, answer: str, legal: list[i
             return legal[number - 1], None
         return -1, f"there is no move {number}: choose 1-{len(legal)} or type a move name"
     try:
-        action = adapter.move_id(answer)
+        action = state.move_id(answer)
     except ValueError as e:
         return -1, str(e)
     if action not in legal:
-        return -1, adapter.explain_illegal(state, action)
+        return -1, state.explain_illegal(action)
     return action, None
 
 
@@ -202,11 +202,11 @@ def move_list(names: list[str], columns: int = 3, width: int = 28) -> str:
     return "Legal moves:\n" + "\n".join(rows)
 
 
-def result_line(adapter: GameAdapter, state: Any) -> str:
+def result_line(state: Game) -> str:
     """E.g. ``Game over: P1 wins. Points: P0 12, P1 15``."""
-    scores = ", ".join(f"P{s} {v}" for s, v in enumerate(adapter.scores(state)))
-    winners = adapter.winners(state)
-    if adapter.is_truncated(state):
+    scores = ", ".join(f"P{s} {v}" for s, v in enumerate(state.scores))
+    winners = state.winners
+    if state.is_truncated:
         outcome = "stopped at the ply cap, no winner"
     elif not winners:
         outcome = "a draw"
@@ -216,18 +216,19 @@ def result_line(adapter: GameAdapter, state: Any) -> str:
 
 
 # --- replay ----------------------------------------------------------------------------------------
-def replay_frames(record: dict[str, Any]) -> tuple[GameAdapter, list[Any]]:
+def replay_frames(record: dict[str, Any]) -> list[Game]:
     """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k steps)."""
-    adapter = get_adapter(record["game"], record.get("options"))
-    state = adapter.new_game(record["seed"], record["num_players"], record["max_plies"])
-    frames = [adapter.from_json(adapter.to_json(state))]
+    rules = game_class(record["game"])
+    state = rules.new(record["seed"], record["num_players"], record["max_plies"],
+                      **check_options(record["game"], record.get("options")))
+    frames = [rules.from_json(state.to_json())]
     for ply, entry in enumerate(record["moves"], 1):
         try:
-            adapter.step_joint(state, entry_moves(adapter, state, entry))
+            state.step_joint(entry_moves(state, entry))
         except (ValueError, TypeError) as e:
             raise ValueError(f"game {record['index']}, move {ply} ({entry!r}) does not replay: {e}") from None
-        frames.append(adapter.from_json(adapter.to_json(state)))
-    return adapter, frames
+        frames.append(rules.from_json(state.to_json()))
+    return frames
 
 
 def pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
@@ -256,12 +257,12 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     record = pick_record(path, game_index)
     if seat is not None and not 0 <= seat < len(record["seats"]):
         raise ValueError(f"--seat must be in 0..{len(record['seats']) - 1} for game {record['index']}, got {seat}")
-    adapter, frames = replay_frames(record)
-    view = Viewer(adapter, record, frames, seat, use_color(stdout))
+    frames = replay_frames(record)
+    view = Viewer(record, frames, seat, use_color(stdout))
     interactive = stdin.isatty() if interactive is None else interactive
     con = Console(stdout)
     con.say(f"game {record['index']}: " + ", ".join(f"P{s} {spec}" for s, spec in enumerate(record["seats"]))
-        + f"; seed {record['seed']}, {len(record['moves'])} {'turns' if adapter.simultaneous else 'moves'}"
+        + f"; seed {record['seed']}, {len(record['moves'])} {'turns' if frames[0].simultaneous else 'moves'}"
         + (f"; crashed: {record['error']}" if record["error"] else "")
         + ("" if seat is None else f"; as P{seat} saw it"))
     if not interactive:
@@ -269,8 +270,8 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
             con.say(view.frame(k))
     else:
         _navigate(view, stdin, con)
-    if adapter.is_over(frames[-1]):
-        con.say(result_line(adapter, frames[-1]))
+    if frames[-1].is_over:
+        con.say(result_line(frames[-1]))
     return 0
 
 
@@ -278,7 +279,6 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
 class Viewer:
     """Frames of a replay as ``seat`` (None: a spectator) may see them."""
 
-    adapter: GameAdapter
     record: dict[str, Any]
     frames: list[Any]
     seat: int | None
@@ -287,25 +287,27 @@ class Viewer:
     @property
     def unit(self) -> str:
         """What one step of the game is called: a turn of simultaneous orders, else a ply."""
-        return "turn" if self.adapter.simultaneous else "ply"
+        return "turn" if self.frames[0].simultaneous else "ply"
 
     def frame(self, k: int) -> str:
         """A header naming the moves that led to frame ``k`` (with LLM notes), then the board."""
         head = f"--- {self.unit} {k}/{len(self.frames) - 1}: " + (self._moves(k) if k else "start")
-        return head + "\n" + self.adapter.render(self.frames[k], viewer=self.seat, color=self.color)
+        return head + "\n" + self.frames[k].render(viewer=self.seat, color=self.color)
 
     def _moves(self, k: int) -> str:
         """The moves of step ``k`` that the viewer may see, then any LLM's reasoning and cost under them
         (named by seat when several seats moved at once)."""
-        moves = entry_moves(self.adapter, self.frames[k - 1], self.record["moves"][k - 1])
+        before = self.frames[k - 1]
+        moves = entry_moves(before, self.record["moves"][k - 1])
         note = (self.record.get("llm_notes") or [None] * k)[k - 1]
-        notes = {} if note is None else entry_moves(self.adapter, self.frames[k - 1], note)
-        shown = [s for s in moves if self.seat is None or s == self.seat or not self.adapter.simultaneous]
-        text = "; ".join(f"P{s} ({self.record['seats'][s]}) played {self.adapter.describe_move(moves[s])}"
+        notes = {} if note is None else entry_moves(before, note)
+        player = before.player_of  # the policy's index of a seat (a Klaverjas partnership plays two)
+        shown = [s for s in moves if self.seat is None or player(s) == self.seat or not before.simultaneous]
+        text = "; ".join(f"P{player(s)} ({self.record['seats'][player(s)]}) played {before.describe_move(moves[s])}"
                          for s in shown)
         for s in shown:
             if notes.get(s) is not None:
-                text += (f"\n  P{s}:" if self.adapter.simultaneous else "") + "\n" + note_lines(notes[s]).rstrip("\n")
+                text += (f"\n  P{player(s)}:" if before.simultaneous else "") + "\n" + note_lines(notes[s]).rstrip("\n")
         return text
 
 
@@ -333,3 +335,17 @@ def _navigate(view: Viewer, stdin: IO[str], con: Console) -> None:
             continue
         k = target
         con.say(view.frame(k))
+
+
+def write_game_logs(out: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """``out/logs/game-<index>.txt`` for each record: what ``tabletop replay`` prints for that game."""
+    folder = Path(out) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for record in sorted(records, key=lambda r: r["index"]):
+        path = folder / f"game-{record['index']:04d}.txt"
+        with open(path, "w", encoding="utf-8") as fh:
+            replay_terminal(Path(out), record["index"], stdout=fh, interactive=False)
+            fh.write(accounting_lines(record))
+        paths.append(path)
+    return paths

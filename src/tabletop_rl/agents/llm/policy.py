@@ -34,7 +34,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tabletop_rl.agents.base import BasePolicy, Option, Policy, make_policy
 from tabletop_rl.agents.llm.client import (
     DEFAULT_BASE_URL,
     KEY_ENV_VARS,
@@ -50,6 +49,8 @@ from tabletop_rl.agents.llm.client import (
     RetrySettings,
     find_api_key,
 )
+from tabletop_rl.agents.registry import Option, make_policy
+from tabletop_rl.core.policy import BasePolicy, Policy
 
 __all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
            "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "parse_reply",

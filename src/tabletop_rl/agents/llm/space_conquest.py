@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tabletop_rl.agents.llm.client import (
@@ -36,14 +36,21 @@ from tabletop_rl.agents.llm.client import (
     FatalLLMError,
     ToolCall,
 )
-from tabletop_rl.agents.llm.policy import MoveRecord, ReplyError, chat_client, summarize_moves
+from tabletop_rl.agents.llm.policy import LLM_OPTIONS, MoveRecord, ReplyError, chat_client, summarize_moves
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
+from tabletop_rl.agents.registry import Option
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import SpaceConquestPolicy, plan_orders
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
 FALLBACKS = ("heuristic", "pass")
+#: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it (the
+#: fallback here is ``heuristic`` or ``pass``) and the per-turn tool-call budget.
+SPACE_CONQUEST_LLM_OPTIONS = tuple(
+    replace(o, default="heuristic") if o.name == "fallback" else o
+    for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode")) + (
+    Option("max_tool_calls", int, MAX_TOOL_CALLS),)
 MODE = "tools"  # the record's ``mode``: replies come as function calls, not as a response format
 LOSS_RULES = {
     "flat": "a fleet in flight is lost whole with a 2% chance each turn",

@@ -21,7 +21,7 @@ from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import check_orders, star_index
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
-from tabletop_rl.ui.space_conquest_play import render_map
+from tabletop_rl.games.space_conquest.render import render_map
 
 MAX_TOOL_CALLS = 15  # per turn, as the LLM player spec says
 MEMORY_TABLES = ("discovery", "battle", "sighting", "threat", "plan")

@@ -9,8 +9,8 @@ loops are numba functions over preallocated arrays; the Python classes only set 
 >>> from tabletop_rl.agents import make_policy
 >>> g = SplendorGame(2, seed=3)
 >>> info = {"game": g, "player": g.current_player}
->>> emm = make_policy("expectiminimax:depth=2,budget_ms=0,nodes=2000", seed=1)
->>> mcts = make_policy("mcts:simulations=50", seed=1)
+>>> emm = make_policy("expectiminimax:depth=2,budget_ms=0,nodes=2000", "splendor", seed=1)
+>>> mcts = make_policy("mcts:simulations=50", "splendor", seed=1)
 >>> all(bool(g.legal_mask()[p.act(None, g.legal_mask(), info)]) for p in (emm, mcts))
 True
 """
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.agents.base import BasePolicy
 from tabletop_rl.core.kernels import pick_legal, splitmix64
+from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import (
     DEFAULT_GREEDY_WEIGHTS,

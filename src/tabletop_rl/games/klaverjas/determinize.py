@@ -1,6 +1,6 @@
 """Determinisation: deal the cards a seat cannot see to the other seats, consistently with
 everything that seat has seen — card counts, voids revealed by failing to follow, and the trump
-limits the follow rules imply (digest §9).
+limits the follow rules imply (docs/klaverjas.md §9).
 
 Only the seat's own hand and the public record (tricks, leaders, trump, rules) are read, so two
 positions that differ only in how the hidden cards are split give the same samples.

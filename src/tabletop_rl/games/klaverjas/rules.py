@@ -40,10 +40,10 @@ RUN4_STARTS = 0x1F1F1F1F  # ... a run of four (ranks 7..J)
 LAST_TRICK_BONUS = 10
 PIT_BONUS = 100
 STUK_ROEM = 20
-#: Quartet roem by rank (7 8 9 10 J Q K A) for each ``quartet_values`` preset (digest §6; a mapping of
+#: Quartet roem by rank (7 8 9 10 J Q K A) for each ``quartet_values`` preset (docs/klaverjas.md §6; a mapping of
 #: rank names to values overrides single ranks, e.g. ``{"9": 100}``).
 QUARTET_PRESETS = {
-    "standard": (0, 0, 0, 100, 200, 100, 100, 100),  # the digest default: four 9s/8s/7s score nothing
+    "standard": (0, 0, 0, 100, 200, 100, 100, 100),  # the docs/klaverjas.md §6 default: four 9s/8s/7s score nothing
     "low_100": (100, 100, 100, 100, 200, 100, 100, 100),  # knob low_quartets: four 9s/8s/7s score 100 too
     "all_100": (100, 100, 100, 100, 100, 100, 100, 100),  # every quartet 100, jacks included
 }
@@ -204,7 +204,7 @@ def trick_points(cards, trump):
 
 @njit(cache=True)
 def trick_roem(cards, trump, quartets, stuk_in_trick):
-    """Roem of a complete trick (digest §6): a quartet alone (``quartets[rank]``), else the longest run
+    """Roem of a complete trick (docs/klaverjas.md §6): a quartet alone (``quartets[rank]``), else the longest run
     plus, when ``stuk_in_trick`` (``stuk_mode="same_trick"``), 20 for K and Q of trump together."""
     r0 = rank_of(cards[0])
     if rank_of(cards[1]) == r0 and rank_of(cards[2]) == r0 and rank_of(cards[3]) == r0:
@@ -226,7 +226,8 @@ def trick_roem(cards, trump, quartets, stuk_in_trick):
 @njit(cache=True)
 def legal_cards(hand, cards, n, trump, regime):
     """The set of cards of ``hand`` that may be played after the first ``n`` cards of a trick under the
-    follow ``regime`` (``FOLLOW_*``; digest §5.1 Rotterdam, §5.2 Amsterdam, §5.3 forced undertrumping)."""
+    follow ``regime`` (``FOLLOW_*``; docs/klaverjas.md §5.1 Rotterdam, §5.2 Amsterdam, §5.3 forced
+    undertrumping)."""
     if n == 0:
         return hand
     led = suit_of(cards[0])
@@ -451,7 +452,7 @@ def _bid(state, action):
 # --- scoring ---------------------------------------------------------------------------
 @njit(cache=True)
 def score_deal(card_points_by_team, roem_by_team, tricks_by_team, maker_team, pit_for_defenders, out):
-    """Write the recorded deal score of each team into ``out`` (digest §7): pit adds 100 roem,
+    """Write the recorded deal score of each team into ``out`` (docs/klaverjas.md §7): pit adds 100 roem,
     the makers need strictly more than the defenders or go nat (defenders get 162 + all roem)."""
     roem = roem_by_team.copy()
     for t in range(2):
@@ -738,7 +739,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
                 kraken: bool = False, target: int | None = None,
                 quartet_values: str | Mapping[str, int] = "standard", stuk_mode: str = "same_trick",
                 amsterdam_undertrump_vs_opponent: str = "forbidden_unless_only_trumps") -> np.ndarray:
-    """A row holding the match options (digest §10), not yet dealt (``reset_state`` deals it); every option
+    """A row holding the match options (docs/klaverjas.md §10), not yet dealt (``reset_state`` deals it); every option
     is checked and a bad one is a ``ValueError`` naming it. ``target`` (first team to reach it at the end
     of a deal wins) replaces ``deals``; the two cannot be combined.
 
@@ -768,7 +769,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
 
 
 def new_state(seed: int = 0, **options: Any) -> np.ndarray:
-    """A freshly dealt match row; ``options`` are those of ``options_row`` (digest §10).
+    """A freshly dealt match row; ``options`` are those of ``options_row`` (docs/klaverjas.md §10).
 
     >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS])
     (True, 1)

@@ -1,4 +1,4 @@
-"""The JSON orders form and its validation, as the rules digest (section 9) says.
+"""The JSON orders form and its validation, as docs/space_conquest.md §9 says.
 
 ``{"moves": [{"from": "A", "to": "F", "ships": 3}, ...]}`` (a dict or its JSON text; extra keys in a
 move, such as a ``rationale``, are ignored). Stars are named by letter or by star name, in any case.
@@ -141,3 +141,43 @@ def describe_orders(orders: Any) -> str:
         return f"unreadable orders {str(orders)[:60]!r}"
     return ", ".join(f"{m.get('from')}->{m.get('to')} {m.get('ships')}" if isinstance(m, dict) else repr(m)
                      for m in moves) or "no orders"
+
+
+def event_dict(row: np.ndarray) -> dict[str, Any]:
+    """One event-log row as a dict (stars as letters, seats as ints, None for 'nobody'/'absent')."""
+    kind = R.EVENT_KINDS[int(row[R.E_KIND])]
+    out: dict[str, Any] = {"kind": kind, "turn": int(row[R.E_TURN]), "star": R.LETTERS[int(row[R.E_STAR])]}
+    a, b, c, d, e = (int(v) for v in row[R.E_A:R.E_E + 1])
+    player = int(row[R.E_PLAYER])
+    if kind in ("launch", "lost", "arrive"):
+        out.update(player=player, **move_dict(a, b, c), distance=d)
+    elif kind == "combat":
+        out.update(owner_before=None if player == R.NOBODY else player,
+                   forces=[None if f < 0 else f for f in (a, b)], npc=None if c < 0 else c,
+                   owner_after=None if d == R.NOBODY else d, ships_after=e)
+    elif kind == "rebellion":
+        out.update(player=player, garrison=a, rebels=b, ships_after=c)
+    else:
+        out.update(player=player, ships=a)
+    return out
+
+
+def possible_event(row: list[int]) -> bool:
+    """Whether an event-log row holds values ``event_dict`` can read (see rules.py for the columns)."""
+    kind, star, player, a, b, c, d, e = (row[k] for k in (R.E_KIND, R.E_STAR, R.E_PLAYER, R.E_A, R.E_B, R.E_C,
+                                                           R.E_D, R.E_E))
+    if not (0 <= kind < len(R.EVENT_KINDS) and 0 <= star < R.NUM_STARS and player in (R.NOBODY, 0, 1)):
+        return False
+    if kind in (R.EV_LAUNCH, R.EV_LOST, R.EV_ARRIVE):
+        return 0 <= a < R.NUM_STARS and 0 <= b < R.NUM_STARS and c > 0
+    if kind == R.EV_COMBAT:
+        return min(a, b, c) >= -1 and d in (R.NOBODY, 0, 1) and e >= 0
+    return True
+
+
+MOVE_HELP = """Commands:
+  move 3 ships from A to B   send 5 from D to F   attack C with 10 from A
+  orders   (your orders so far)    cancel   (drop them)
+  pass / done   (end your turn)    status   (map and summary again)
+  save FILE     quit               help
+Map: 2B = star B with RU 2, ?B = RU unknown; * yours, ! enemy (as last seen)."""

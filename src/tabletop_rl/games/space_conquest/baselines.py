@@ -1,19 +1,17 @@
-"""Space Conquest baselines, ``random`` and ``heuristic``, and ``play_match`` to pit two policies.
+"""Space Conquest baselines, ``random`` and ``heuristic`` (registered by ``tabletop_rl.agents.space_conquest``),
+and ``play_match`` to pit two policies.
 
 A Space Conquest policy's ``act(observation, action_mask, info)`` returns an env action: the RL
 vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": SpaceConquestGame,
 "player": seat}`` where the game is a ``fog_copy``: only what that seat knows (``policy_info``).
 
->>> from tabletop_rl.agents import make_policy
->>> result = play_match(make_policy("heuristic", game="space_conquest"),
-...                     make_policy("random", game="space_conquest", seed=1), seed=3)
+>>> result = play_match(HeuristicPolicy(), RandomPolicy(seed=1), seed=3)
 >>> result["winner"] in (0, 1, None), result["turn"] >= 2
 (True, True)
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import time
@@ -23,20 +21,13 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.agents.base import BasePolicy, Option, register_policy
-from tabletop_rl.agents.llm.policy import LLM_OPTIONS
+from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
 UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
 UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
-#: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it (the
-#: fallback here is ``heuristic`` or ``pass``) and the per-turn tool-call budget.
-SPACE_CONQUEST_LLM_OPTIONS = tuple(
-    dataclasses.replace(o, default="heuristic") if o.name == "fallback" else o
-    for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode")) + (
-    Option("max_tool_calls", int, 15),)  # tools.MAX_TOOL_CALLS (tools imports play, which imports this module)
 
 
 class SpaceConquestPolicy(BasePolicy):
@@ -97,9 +88,10 @@ class RandomPolicy(SpaceConquestPolicy):
 
 # --- heuristic -----------------------------------------------------------------------------------
 class HeuristicPolicy(SpaceConquestPolicy):
-    """The digest's scripted bot: score targets 3 E[RU] - distance - 1.5 threat, keep garrisons at RU
-    (no rebellion), keep a home reserve of min(4, ceil(ships / 6)) plus any last-seen threat, strike
-    with enough to win and still hold the star, and gather idle ships at the star nearest the enemy."""
+    """The scripted bot of docs/space_conquest.md §11: score targets 3 E[RU] - distance - 1.5 threat,
+    keep garrisons at RU (no rebellion), keep a home reserve of min(4, ceil(ships / 6)) plus any last-seen
+    threat, strike with enough to win and still hold the star, and gather idle ships at the star nearest the
+    enemy."""
 
     def __init__(self, name: str = "heuristic", seed: int | None = None, ru_weight: float = 3.0,
                  distance_weight: float = 1.0, threat_weight: float = 1.5, margin: int = 1) -> None:
@@ -226,11 +218,3 @@ def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, An
                          f"nor an RL action of {O.ACTION_NVEC.size} integers")
     return O.moves_from_action(game, player, vector)
 
-
-register_policy("space_conquest", "random", RandomPolicy)
-register_policy("space_conquest", "heuristic", HeuristicPolicy,
-                (Option("ru_weight", float, 3.0), Option("distance_weight", float, 1.0),
-                 Option("threat_weight", float, 1.5), Option("margin", int, 1)))
-# imported on first use: the LLM player's module imports this one (and, through the tools, play.py)
-register_policy("space_conquest", "llm", "tabletop_rl.agents.llm.space_conquest:ToolLLMPolicy",
-                SPACE_CONQUEST_LLM_OPTIONS)

@@ -16,8 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.game import dense_ranks
+from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
-from tabletop_rl.games.space_conquest.actions import OrderCheck, check_orders, move_dict, star_index
+from tabletop_rl.games.space_conquest.actions import (
+    MOVE_HELP,
+    OrderCheck,
+    check_orders,
+    describe_orders,
+    event_dict,
+    move_dict,
+    possible_event,
+    star_index,
+)
+from tabletop_rl.games.space_conquest.render import render_text
 
 SAVE_FORMAT = "space_conquest/1"
 Moves = list[tuple[int, int, int]]
@@ -44,7 +56,22 @@ class SpaceConquestGame:
 
     ``seed`` None draws fresh entropy; ``max_turns`` is the turn cap (scored by RU owned, then ships);
     ``loss_model`` ``"flat"`` (2 % per fleet per turn, the default) or ``"nlogn"``.
+
+    As a ``Game`` (``tabletop_rl.core.game``) both seats order at once, so a step is a whole turn. Each
+    seat's policy gets its own fog-of-war observation and mask and ``info={"game": fog_copy, "player":
+    seat}`` (the game as that seat knows it). A seat's move is recorded as JSON orders (an RL action is
+    decoded first), and the turn's record ``[orders of P0, orders of P1]`` replays it exactly, bad orders and
+    their errors included. ``max_plies`` of ``new`` is the turn cap, which the rules score (RU owned, then
+    ships), so no game is truncated; ``scores`` are the RU each seat owns at the end; a draw ranks both
+    seats first and has no winners.
     """
+
+    name = "space-conquest"
+    player_counts = (2,)
+    option_names = ("loss_model",)  # the turn cap is new's max_plies
+    default_max_plies = R.DEFAULT_MAX_TURNS
+    simultaneous = True
+    num_seats = num_players = R.NUM_PLAYERS
 
     def __init__(self, seed: int | None = None, max_turns: int = R.DEFAULT_MAX_TURNS,
                  loss_model: str = "flat") -> None:
@@ -57,6 +84,68 @@ class SpaceConquestGame:
         self.errors: list[list[dict[str, Any]]] = [[], []]  # last turn's order errors, per seat
         self._orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
         self._counts = np.zeros(R.NUM_PLAYERS, np.int64)
+
+    @classmethod
+    def new(cls, seed: int, num_players: int = 2, max_plies: int | None = None,
+            loss_model: str = "flat") -> SpaceConquestGame:
+        """The contract's constructor: ``max_plies`` is the turn cap (None: the default)."""
+        if num_players != R.NUM_PLAYERS:
+            raise ValueError(f"space-conquest is played by 2 players, got {num_players!r}")
+        return cls(seed, R.DEFAULT_MAX_TURNS if max_plies is None else max_plies, loss_model)
+
+    @staticmethod
+    def rules_help() -> str:
+        return MOVE_HELP
+
+    # --- the contract ------------------------------------------------------------------
+    def player_of(self, seat: int) -> int:
+        return seat
+
+    def pending_seats(self) -> list[int]:
+        return [] if self.is_over else [0, 1]
+
+    def seat_mask(self, seat: int) -> np.ndarray:
+        return O.encode(self.state, seat)[1]
+
+    def observe(self, seat: int) -> np.ndarray:
+        return O.encode(self.state, seat)[0]
+
+    def policy_info(self, seat: int) -> dict[str, Any]:
+        return O.policy_info(self, seat)
+
+    def seat_view(self, seat: int, seed: int) -> SpaceConquestGame:
+        """The fog copy of ``seat`` (``observe.fog_copy``): what it knows, for reading, not for playing."""
+        return O.fog_copy(self, seat)
+
+    def move_record(self, seat: int, action: Any) -> Any:
+        return O.as_orders(self, seat, action)
+
+    def step_joint(self, moves: dict[int, Any]) -> None:
+        self.step(moves.get(0), moves.get(1))
+
+    @staticmethod
+    def describe_move(move: Any) -> str:
+        return describe_orders(move)
+
+    @property
+    def is_truncated(self) -> bool:
+        return False
+
+    @property
+    def scores(self) -> list[int]:
+        return [self.owned_ru(p) for p in range(R.NUM_PLAYERS)]
+
+    @property
+    def winners(self) -> list[int]:
+        return [] if self.winner is None else [self.winner]
+
+    @property
+    def ranks(self) -> list[int]:
+        return [0, 0] if self.winner is None else dense_ranks([int(p != self.winner) for p in range(R.NUM_PLAYERS)])
+
+    def render(self, viewer: int | None = None, color: bool = False) -> str:
+        """The map and turn report of ``viewer`` (its fog of war), or a spectator's view (None)."""
+        return render_text(self, viewer)
 
     # --- playing ----------------------------------------------------------------------
     def check(self, player: int, orders: Any) -> OrderCheck:
@@ -294,7 +383,7 @@ def _load_log(game: SpaceConquestGame, log: Any) -> None:
         raise ValueError("save: log must be a list of events")
     rows = [_int_list(row, "log") for row in log]
     for row in rows:
-        if len(row) != R.E_SIZE or not _possible_event(row):
+        if len(row) != R.E_SIZE or not possible_event(row):
             raise ValueError(f"save: impossible event {row}")
     game.log[0, 0] = len(rows)
     if rows:
@@ -322,35 +411,3 @@ def check_state(state: np.ndarray) -> None:
         if f[R.F_OWNER] not in (0, 1) or f[R.F_SHIPS] <= 0 or not 0 < f[R.F_LEFT] <= f[R.F_DIST] \
                 or not (0 <= f[R.F_ORIGIN] < R.NUM_STARS and 0 <= f[R.F_DEST] < R.NUM_STARS):
             raise ValueError(f"save: fleet {i} is impossible")
-
-
-def event_dict(row: np.ndarray) -> dict[str, Any]:
-    """One event-log row as a dict (stars as letters, seats as ints, None for 'nobody'/'absent')."""
-    kind = R.EVENT_KINDS[int(row[R.E_KIND])]
-    out: dict[str, Any] = {"kind": kind, "turn": int(row[R.E_TURN]), "star": R.LETTERS[int(row[R.E_STAR])]}
-    a, b, c, d, e = (int(v) for v in row[R.E_A:R.E_E + 1])
-    player = int(row[R.E_PLAYER])
-    if kind in ("launch", "lost", "arrive"):
-        out.update(player=player, **move_dict(a, b, c), distance=d)
-    elif kind == "combat":
-        out.update(owner_before=None if player == R.NOBODY else player,
-                   forces=[None if f < 0 else f for f in (a, b)], npc=None if c < 0 else c,
-                   owner_after=None if d == R.NOBODY else d, ships_after=e)
-    elif kind == "rebellion":
-        out.update(player=player, garrison=a, rebels=b, ships_after=c)
-    else:
-        out.update(player=player, ships=a)
-    return out
-
-
-def _possible_event(row: list[int]) -> bool:
-    """Whether an event-log row holds values ``event_dict`` can read (see rules.py for the columns)."""
-    kind, star, player, a, b, c, d, e = (row[k] for k in (R.E_KIND, R.E_STAR, R.E_PLAYER, R.E_A, R.E_B, R.E_C,
-                                                           R.E_D, R.E_E))
-    if not (0 <= kind < len(R.EVENT_KINDS) and 0 <= star < R.NUM_STARS and player in (R.NOBODY, 0, 1)):
-        return False
-    if kind in (R.EV_LAUNCH, R.EV_LOST, R.EV_ARRIVE):
-        return 0 <= a < R.NUM_STARS and 0 <= b < R.NUM_STARS and c > 0
-    if kind == R.EV_COMBAT:
-        return min(a, b, c) >= -1 and d in (R.NOBODY, 0, 1) and e >= 0
-    return True

@@ -1,4 +1,4 @@
-"""What one player sees under fog of war (rules digest section 9), as a vector for RL and as a
+"""What one player sees under fog of war (docs/space_conquest.md §9), as a vector for RL and as a
 JSON-ready view for people, scripts and LLMs; and the RL action space with its masks.
 
 A player always knows every star's letter and position, its own stars (garrison, RU), its own
@@ -12,7 +12,7 @@ RL action (``MultiDiscrete``, ``ACTION_NVEC``): for each star ``s`` (by letter) 
 the mask (concatenated per dimension, as sb3-contrib's MaskablePPO expects for MultiDiscrete) allows
 only "stay"/share 0 there, and every choice at a star of yours with ships.
 
->>> from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+>>> from tabletop_rl import SpaceConquestGame
 >>> g = SpaceConquestGame(seed=2)
 >>> obs, mask = encode(g.state, 0)
 >>> obs.shape == (OBS_SIZE,), int(mask.sum()) == 16 + 15 + 16 + 3   # only the home star may move
@@ -21,15 +21,19 @@ only "stay"/share 0 there, and every choice at a star of yours with ships.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
 from numba import njit
 
 from tabletop_rl.games.space_conquest import rules as R
-from tabletop_rl.games.space_conquest.actions import move_dict
-from tabletop_rl.games.space_conquest.game import SpaceConquestGame, event_dict
+from tabletop_rl.games.space_conquest.actions import event_dict, move_dict
+
+if TYPE_CHECKING:  # the game imports this module for its observations
+    from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
 NUM_STARS = R.NUM_STARS
 
@@ -56,6 +60,7 @@ class OrdersSpace(spaces.MultiDiscrete):
     """The RL action space: a ``MultiDiscrete`` whose ``sample`` also takes the flat mask.
 
     >>> space = action_space(); _ = space.seed(0)
+    >>> from tabletop_rl import SpaceConquestGame
     >>> _, mask = encode(SpaceConquestGame(seed=2).state, 0)
     >>> int((space.sample(mask)[:NUM_STARS] != np.arange(NUM_STARS)).sum()) <= 1
     True
@@ -223,6 +228,7 @@ def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
     """Everything ``player`` may know, JSON-ready: the turn, stars, own fleets, last turn's events
     and order errors, and the rules constants.
 
+    >>> from tabletop_rl import SpaceConquestGame
     >>> v = player_view(SpaceConquestGame(seed=1), 0)
     >>> v["turn"], len(v["stars"]), sum(s["ru"] is not None for s in v["stars"])
     (1, 16, 1)
@@ -254,11 +260,12 @@ def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
     game, and two games that differ only in what ``player`` has not seen give identical copies. The
     copy is for reading, not for playing on.
 
+    >>> from tabletop_rl import SpaceConquestGame
     >>> g = SpaceConquestGame(seed=3)
     >>> player_view(fog_copy(g, 0), 0) == player_view(g, 0), fog_copy(g, 0).home(1)
     (True, -1)
     """
-    copy = SpaceConquestGame(0, game.max_turns, game.loss_model)
+    copy = type(game)(0, game.max_turns, game.loss_model)
     copy.seed = 0
     state, known = copy.state, game.state
     state[:] = 0
@@ -303,3 +310,33 @@ def moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dict
     counts = np.zeros(R.NUM_PLAYERS, np.int64)
     decode_action(game.state, player, np.asarray(action, np.int64), orders, counts)
     return {"moves": [move_dict(*orders[player, j]) for j in range(counts[player])]}
+
+
+def policy_info(game: SpaceConquestGame, player: int) -> dict[str, Any]:
+    """The ``info`` of ``player``'s policy: ``{"game": the game as player knows it (``fog_copy``),
+    "player": player}``, so no policy can read what its player has not seen."""
+    return {"game": fog_copy(game, player), "player": player}
+
+
+def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any] | str:
+    """A policy's answer as JSON-ready orders for ``game.step``: an RL action vector is decoded for
+    ``player``; an orders object is copied through JSON and orders text is kept as it is, so a record
+    of either replays the same. Orders that break the rules are left for ``check_orders`` to skip and
+    report; ``ValueError`` only for an answer that is none of these forms.
+
+    >>> from tabletop_rl import SpaceConquestGame
+    >>> as_orders(SpaceConquestGame(seed=1), 0, {"moves": []})
+    {'moves': []}
+    """
+    if isinstance(action, (str, bytes)):
+        return action.decode("utf-8", "replace") if isinstance(action, bytes) else action
+    if isinstance(action, Mapping):
+        try:
+            return json.loads(json.dumps(action))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"player {player}'s orders are not JSON data: {e}") from None
+    vector = np.asarray(action)
+    if vector.shape != (ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
+        raise ValueError(f"player {player} answered {type(action).__name__} {vector.shape}: neither JSON orders "
+                         f"nor an RL action of {ACTION_NVEC.size} integers")
+    return moves_from_action(game, player, vector)

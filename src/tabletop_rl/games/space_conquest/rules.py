@@ -3,7 +3,7 @@
 The row holds the board (16 stars), each player's fog-of-war knowledge, the fleets in hyperspace
 and the game's own random generator (splitmix64), so a game's course depends only on its seed
 and the orders given. ``advance`` plays the second half of one turn and the first half of the next,
-in the digest's phase order:
+in the phase order of docs/space_conquest.md §4:
 
     orders (turn t) -> rebellions -> production -> [turn cap] -> movement (turn t+1) -> combat -> victory
 
@@ -31,7 +31,7 @@ HOME_BLOCK = 4  # a home lies within Chebyshev distance 3 of its corner: a 4 x 4
 LETTERS = "ABCDEFGHIJKLMNOP"
 STAR_NAMES = ("Altair", "Bellatrix", "Capella", "Deneb", "Enif", "Fomalhaut", "Gienah", "Hadar",
               "Izar", "Jabbah", "Kochab", "Lesath", "Mira", "Nunki", "Okab", "Polaris")
-# NPC stars per quadrant (NW, NE, SW, SE): x range, y range, and the RU of each star (spec baseline)
+# NPC stars per quadrant (NW, NE, SW, SE): x range, y range, and the RU of each star (docs/space_conquest.md §2)
 QUADRANTS = np.array([[0, 5, 0, 4], [6, 11, 0, 4], [0, 5, 5, 9], [6, 11, 5, 9]], np.int64)
 QUADRANT_RU = np.array([[1, 2, 2, 3], [1, 2, 3, 0], [1, 2, 3, 0], [1, 2, 2, 3]], np.int64)  # 0 = no star
 DEFAULT_MAX_TURNS = 100

@@ -72,3 +72,14 @@ def kind(action: int) -> str:
             if action < end:
                 return label
     raise ValueError(f"action id {action} is out of range 0..{NUM_ACTIONS - 1}")
+
+
+MOVE_HELP = """\
+Move names (colours: white blue green red black, gold only to return):
+  take:white,blue,green   three different colours     take2:red        two of one colour (bank has 4+)
+  take:white,blue         two colours (only 2 left)   take:white       one colour (only 1 left)
+  reserve:2.1             reserve market card level 2, slot 1 (slots 0-3)   reserve_deck:3   top of a deck
+  buy:1.3                 buy market card level 1, slot 3                   buy_reserved:0   your reserve 0
+  return:gold             return a token when holding more than 10          noble:1          choose a noble
+  pass                    only when nothing else is legal
+Cards read [#id Colour points | cost]; colour letters: w b g r k(black) y(gold)."""

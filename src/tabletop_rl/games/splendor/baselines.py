@@ -1,4 +1,5 @@
-"""Splendor policies: the greedy heuristic (numba), its Python wrapper, and the registry entries.
+"""Splendor baselines: the greedy heuristic (numba) and its Python policy (registered as ``greedy`` by
+``tabletop_rl.agents.splendor``).
 
 ``greedy_action`` looks one ply ahead: it applies each legal action to a scratch copy, plays out the
 mover's sub-steps (token returns, a noble choice) the same way, and scores the result with
@@ -8,9 +9,8 @@ to refill the market is scored as an empty slot, a card drawn by a blind reserve
 and opponents' blind reserves as unknown cards (``hide_drawn_card`` and ``UNKNOWN_RESERVED``).
 
 >>> from tabletop_rl import SplendorGame
->>> from tabletop_rl.agents import make_policy
 >>> g = SplendorGame(2, seed=1)
->>> p = make_policy("greedy")
+>>> p = GreedyPolicy()
 >>> a = p.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
 >>> bool(g.legal_mask()[a]), p.stats.decisions, p.stats.nodes == len(g.legal_actions())
 (True, 1, True)
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.agents.base import BasePolicy, Option, register_policy
+from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 
 # --- greedy weights (index -> meaning; docs/agents.md has the table) -----------------------------
@@ -233,19 +233,3 @@ class GreedyPolicy(BasePolicy):
         self.add_nodes(int(self._mask.sum()))
         return action
 
-
-# --- registry ------------------------------------------------------------------------------------
-register_policy("splendor", "greedy", GreedyPolicy,
-                tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
-# Search policies live in search.py, imported on first use: factory(name=, seed=, **options).
-register_policy("splendor", "expectiminimax", "tabletop_rl.agents.search.splendor:ExpectiminimaxPolicy",
-                (Option("depth", int, 20), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
-                 Option("nodes", int, 0), Option("chance", int, 3)))  # node budget (0: none); cards per chance node
-register_policy("splendor", "mcts", "tabletop_rl.agents.search.splendor:MCTSPolicy",
-                (Option("simulations", int, 2000), Option("budget_ms", float, None),  # budget_ms replaces simulations
-                 Option("c", float, 0.7), Option("rollout", str, "greedy"),  # UCT constant; greedy|random
-                 Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
-# A saved MaskablePPO model (tabletop train splendor); ppo:default is the shipped 2-player model.
-register_policy("splendor", "ppo", "tabletop_rl.train.splendor_ppo:load_policy",
-                (Option("path", str, "default"),),
-                positional="path")

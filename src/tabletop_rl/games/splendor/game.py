@@ -1,4 +1,5 @@
-"""SplendorGame: a thin, friendly Python object over one state row of the numba core.
+"""SplendorGame: a thin, friendly Python object over one state row of the numba core, and Splendor's
+``Game`` (``tabletop_rl.core.game``): what the envs, the arena, replays and the LLM harness use.
 
 >>> g = SplendorGame(num_players=2, seed=7)
 >>> g.step("take:white,blue,green"); g.current_player
@@ -12,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import NUM_ACTIONS, action_id, action_name, kind, to_action_id
+from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, action_id, action_name, kind, to_action_id
 from tabletop_rl.games.splendor.notation import (
     bought_cards,
     market_row,
@@ -23,10 +25,10 @@ from tabletop_rl.games.splendor.notation import (
     reserved_cards,
     table_nobles,
 )
+from tabletop_rl.games.splendor.observe import observe
+from tabletop_rl.games.splendor.render import render_ansi
 
-
-class IllegalActionError(ValueError):
-    """An action that is not legal in the current position; the game is left unchanged."""
+__all__ = ["IllegalActionError", "SplendorGame"]
 
 
 def _seed_int(seed: int | None) -> int:
@@ -46,13 +48,17 @@ def _max_plies(max_plies: int | None) -> int:
     return int(max_plies)
 
 
-class SplendorGame:
+class SplendorGame(TurnBased):
     """One game of Splendor for 2-4 players (``seat 0`` starts).
 
     ``step`` takes an action id or name; ``legal_mask()`` is a ``bool[72]`` over the action table.
     """
 
     __slots__ = ("state", "_mask", "_cards", "_nobles")
+    name = "splendor"
+    player_counts = (2, 3, 4)
+    option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
+    default_max_plies = R.DEFAULT_MAX_PLIES
 
     def __init__(self, num_players: int = 2, seed: int | None = None,
                  max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
@@ -63,6 +69,11 @@ class SplendorGame:
         R.reset_state(self.state, _seed_int(seed), int(num_players), _max_plies(max_plies))
         self._mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._refresh()
+
+    @classmethod
+    def new(cls, seed: int, num_players: int, max_plies: int | None = None) -> SplendorGame:
+        """The contract's constructor: ``max_plies=None`` plays without a ply cap."""
+        return cls(num_players, seed=seed, max_plies=max_plies)
 
     @classmethod
     def _from_state(cls, state: np.ndarray) -> SplendorGame:
@@ -89,19 +100,44 @@ class SplendorGame:
         a = action if type(action) is int else to_action_id(action)
         if not R.checked_step(self.state, a, self._cards, self._nobles, self._mask):
             to_action_id(a)  # out-of-range ids get their own message
-            raise IllegalActionError(self.explain_illegal(a))
+            raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""
         return _explain(self, to_action_id(action))
 
     @staticmethod
-    def action_name(action: int) -> str:
+    def move_name(action: int) -> str:
+        """The name of action id ``action``, e.g. ``take:white,blue,green``."""
         return action_name(action)
 
     @staticmethod
-    def parse_action(name: str) -> int:
+    def move_id(name: str) -> int:
+        """The action id of a move name; ``ValueError`` for an unknown name."""
         return action_id(name)
+
+    action_name = move_name  # the names docs/splendor.md shows
+    parse_action = move_id
+
+    @staticmethod
+    def rules_help() -> str:
+        return MOVE_HELP
+
+    # --- what a seat sees ----------------------------------------------------------------
+    def observe(self, seat: int) -> np.ndarray:
+        """``float32`` observation of ``seat`` (docs/observations.md)."""
+        return observe(self.state, seat)
+
+    def policy_info(self, seat: int) -> dict[str, Any]:
+        """Search policies determinise from the game themselves (``seat_view``); none reads its hidden cards."""
+        return {"game": self, "player": seat}
+
+    def seat_view(self, seat: int, seed: int) -> SplendorGame:
+        return self.determinize(seat, seed)
+
+    def render(self, viewer: int | None = None, color: bool = False) -> str:
+        """The text board as ``viewer`` sees it (``None``: a spectator)."""
+        return render_ansi(self, viewer=viewer, color=color)
 
     # --- state -------------------------------------------------------------------------
     @property
@@ -135,6 +171,14 @@ class SplendorGame:
         out = np.zeros(R.MAX_PLAYERS, np.int8)
         R.winners_into(self.state, out)
         return np.flatnonzero(out).tolist()
+
+    @property
+    def ranks(self) -> list[int]:
+        """Finishing places, 0 = first, ties shared: most points, then fewest cards bought (the rules'
+        tie-break); a truncated game has no winner, so every seat shares place 0."""
+        if self.is_truncated:
+            return [0] * self.num_players
+        return dense_ranks([(-self.scores[p], len(self.player(p)["bought"])) for p in range(self.num_players)])
 
     @property
     def scores(self) -> list[int]:

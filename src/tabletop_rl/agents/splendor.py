@@ -1,0 +1,53 @@
+"""Splendor's policies in the registry: ``greedy`` (``games/splendor/baselines.py``), the searches
+``expectiminimax`` and ``mcts`` (``agents/search/splendor.py``), ``llm`` (a chat model with the Splendor
+prompt of ``agents/llm/splendor.py``) and ``ppo`` (a saved MaskablePPO model; ``ppo:default`` is the
+shipped 2-player model). The registry imports this module on the first lookup for ``splendor``.
+
+>>> from tabletop_rl.agents import known_policies
+>>> [name for name in known_policies("splendor")]
+['random', 'greedy', 'expectiminimax', 'mcts', 'llm', 'ppo']
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from tabletop_rl.agents.llm.policy import LLM_OPTIONS, LLMPolicy
+from tabletop_rl.agents.ppo import PPOPolicy, check_meta, read_meta
+from tabletop_rl.agents.registry import Option, register_policy
+from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy
+from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, GREEDY_WEIGHT_NAMES, GreedyPolicy
+from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
+
+#: The shipped 2-player model (``ppo:default``), under ``tabletop_rl/data``.
+DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
+
+
+def default_ppo_model_path() -> Path:
+    return Path(str(resources.files("tabletop_rl") / "data" / DEFAULT_PPO_MODEL))
+
+
+def load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
+    """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
+    resolved = default_ppo_model_path() if path == "default" else Path(path)
+    meta = read_meta(resolved)
+    expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
+    check_meta(meta, expected, resolved)
+    expected["observation_size"] = observation_size(int(meta.get("num_players", 2)))
+    return PPOPolicy(name, seed, resolved, expected)
+
+
+register_policy("splendor", "greedy", GreedyPolicy,
+                tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
+register_policy("splendor", "expectiminimax", ExpectiminimaxPolicy,
+                (Option("depth", int, 20), Option("budget_ms", float, 100.0),  # turns; time per move (0: none)
+                 Option("nodes", int, 0), Option("chance", int, 3)))  # node budget (0: none); cards per chance node
+register_policy("splendor", "mcts", MCTSPolicy,
+                (Option("simulations", int, 2000), Option("budget_ms", float, None),  # budget_ms replaces simulations
+                 Option("c", float, 0.7), Option("rollout", str, "greedy"),  # UCT constant; greedy|random
+                 Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
+# The LLM client is game-agnostic; it finds the Splendor prompt (agents/llm/splendor.py) from the game.
+register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
+# A saved MaskablePPO model (tabletop train splendor); torch and sb3-contrib are imported when one is loaded.
+register_policy("splendor", "ppo", load_ppo_policy, (Option("path", str, "default"),), positional="path")

@@ -1,0 +1,215 @@
+"""The game contract: what every game gives the envs, the arena, terminal play, replays and the LLM harness.
+
+A game is one object per match (``SplendorGame``, ``KlaverjasGame``, ``SpaceConquestGame``), made by the
+class method ``new(seed, num_players, max_plies, **options)`` and restored by ``from_json``. Nothing above
+the ``games`` layer reaches into a game's own module: it speaks ``Game`` only, so a new game plugs in by
+filling ``games/<name>/`` with the same files as its neighbours and naming its class in ``games.GAMES``.
+
+Seats and players. A *seat* acts (it gets an observation, a mask and a turn); a *player* is scored and is
+controlled by one policy. In Splendor and Space Conquest they are the same; in Klaverjas four seats form
+two players (the partnerships N-S and E-W), so ``player_of(seat)`` is ``seat % 2``. ``scores``,
+``winners`` and ``ranks`` are per player.
+
+Steps. Every game is played through one protocol: the seats in ``pending_seats()`` answer (each from
+its own ``observe(seat)``, ``seat_mask(seat)`` and ``policy_info(seat)``), each answer becomes a
+``move_record`` (what a results file keeps), and ``step_joint`` plays the records of one step together.
+A turn-based game has at most one pending seat and gets the protocol from ``TurnBased``; a game of
+simultaneous moves (``simultaneous = True``) writes it itself.
+
+>>> from tabletop_rl.games import game_class
+>>> game = game_class("splendor").new(seed=7, num_players=2)
+>>> game.pending_seats(), game.move_name(0), isinstance(game, Game)
+([0], 'take:white,blue,green', True)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+#: Error messages quote at most this many characters of what the user gave.
+QUOTE_LIMIT = 80
+
+
+def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so an error never echoes a huge input back.
+
+    >>> quote("x" * 1000)[-30:]
+    'xxxxxxxxx... (1002 characters)'
+    """
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+class IllegalActionError(ValueError):
+    """The one error for a move the rules do not allow now, in every game; the game is left unchanged.
+
+    ``game`` (a name) and ``seat`` say where, ``reason`` says why; the message joins the three.
+
+    >>> e = IllegalActionError("take2:red needs 4 red tokens in the bank", game="splendor", seat=1)
+    >>> str(e), e.seat
+    ('splendor, seat 1: take2:red needs 4 red tokens in the bank', 1)
+    """
+
+    def __init__(self, reason: str, *, game: str | None = None, seat: int | None = None) -> None:
+        self.reason, self.game, self.seat = reason, game, seat
+        where = ", ".join(part for part in (game, None if seat is None else f"seat {seat}") if part)
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+@runtime_checkable
+class Game(Protocol):
+    """One match of a game, as everything above the games layer sees it (module docstring)."""
+
+    name: ClassVar[str]                     # the CLI's and the results files' name, e.g. "space-conquest"
+    player_counts: ClassVar[tuple[int, ...]]
+    option_names: ClassVar[tuple[str, ...]]  # keyword options of ``new`` besides the ply cap
+    default_max_plies: ClassVar[int | None]
+    simultaneous: ClassVar[bool]
+
+    @classmethod
+    def new(cls, seed: int, num_players: int, max_plies: int | None = None, **options: Any) -> Game:
+        """A freshly dealt match; ``ValueError`` naming a bad option."""
+        ...
+
+    @classmethod
+    def from_json(cls, text: str | dict) -> Game:
+        """The match ``to_json`` wrote; ``ValueError`` (one line, naming the field) for anything else."""
+        ...
+
+    @staticmethod
+    def rules_help() -> str:
+        """How moves are written, for a person at the terminal."""
+        ...
+
+    @property
+    def num_seats(self) -> int: ...
+    @property
+    def num_players(self) -> int: ...
+    def player_of(self, seat: int) -> int: ...
+
+    def pending_seats(self) -> list[int]:
+        """The seats that answer in the next step: one in a turn-based game, none once it is over."""
+        ...
+
+    def seat_mask(self, seat: int) -> np.ndarray:
+        """``bool`` mask of ``seat``'s legal answers (all False when it is not pending)."""
+        ...
+
+    def observe(self, seat: int) -> np.ndarray:
+        """``seat``'s observation vector: what it may see, nothing hidden from it."""
+        ...
+
+    def policy_info(self, seat: int) -> dict[str, Any]:
+        """What a policy gets besides observation and mask: the game as ``seat`` knows it, and ``player``."""
+        ...
+
+    def seat_view(self, seat: int, seed: int) -> Game:
+        """An information-set copy for search: what ``seat`` cannot see re-dealt (or fogged) from ``seed``."""
+        ...
+
+    def move_record(self, seat: int, action: Any) -> Any:
+        """``seat``'s answer as it is recorded and replayed (a move name, orders as JSON data)."""
+        ...
+
+    def step_joint(self, moves: dict[int, Any]) -> None:
+        """Play the records of one step; ``IllegalActionError`` leaves the game as it was."""
+        ...
+
+    def describe_move(self, move: Any) -> str: ...
+    def to_json(self) -> str: ...
+
+    @property
+    def is_over(self) -> bool: ...
+    @property
+    def is_truncated(self) -> bool: ...
+    @property
+    def scores(self) -> list[int]: ...
+    @property
+    def winners(self) -> list[int]: ...
+    @property
+    def ranks(self) -> list[int]: ...
+
+    def render(self, viewer: int | None = None, color: bool = False) -> str:
+        """The match as text for player ``viewer`` (``None``: a spectator, who sees no hidden card)."""
+        ...
+
+
+class TurnBased:
+    """The step protocol of a turn-based game, from its ``current_player``, ``legal_mask``, ``step`` and
+    move names: one seat pends, its move is recorded by name and stepped by name. Seats are players."""
+
+    __slots__ = ()
+    simultaneous: ClassVar[bool] = False
+
+    # what the game itself provides
+    current_player: int
+    is_over: bool
+
+    def legal_mask(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def step(self, action: int | str) -> None:
+        raise NotImplementedError
+
+    def move_name(self, action: int) -> str:
+        raise NotImplementedError
+
+    # the protocol
+    @property
+    def num_seats(self) -> int:
+        return self.num_players  # type: ignore[attr-defined, no-any-return]
+
+    def player_of(self, seat: int) -> int:
+        return seat
+
+    def pending_seats(self) -> list[int]:
+        return [] if self.is_over else [self.current_player]
+
+    def seat_mask(self, seat: int) -> np.ndarray:
+        mask = self.legal_mask()
+        return mask if seat == self.current_player else np.zeros_like(mask)
+
+    def move_record(self, seat: int, action: Any) -> str:
+        return self.move_name(action)
+
+    def step_joint(self, moves: dict[int, Any]) -> None:
+        (move,) = moves.values()
+        self.step(move)
+
+    def describe_move(self, move: Any) -> str:
+        return str(move)
+
+
+def dense_ranks(keys: list[Any]) -> list[int]:
+    """Place of each key, 0 for the smallest, equal keys sharing a place.
+
+    >>> dense_ranks([(-15, 10), (-12, 8), (-15, 10)])
+    [0, 1, 0]
+    """
+    order = sorted(set(keys))
+    return [order.index(k) for k in keys]
+
+
+def step_entry(game: Game, per_seat: dict[int, Any]) -> Any:
+    """What one step adds to a game record's per-step lists (``moves``, ``llm_notes``): the mover's entry in
+    a turn-based game; in a simultaneous one a list with each seat's entry (None: not asked).
+
+    >>> from tabletop_rl.games import game_class
+    >>> step_entry(game_class("splendor").new(1, 2), {1: "pass"})
+    'pass'
+    >>> step_entry(game_class("space-conquest").new(1, 2), {1: 3})
+    [None, 3]
+    """
+    if game.simultaneous:
+        return [per_seat.get(s) for s in range(game.num_seats)]
+    (entry,) = per_seat.values()
+    return entry
+
+
+def entry_moves(game: Game, entry: Any) -> dict[int, Any]:
+    """A recorded step's moves by seat (``step_entry`` read back), for ``step_joint``."""
+    if game.simultaneous:
+        return {s: move for s, move in enumerate(entry) if s in game.pending_seats()}
+    return {game.pending_seats()[0]: entry}

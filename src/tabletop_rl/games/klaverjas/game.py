@@ -1,0 +1,157 @@
+"""``KlaverjasGame``: one match over a state row of the numba core, as the ``Game`` contract
+(``tabletop_rl.core.game``) that the envs, the arena and replays use.
+
+Four seats (N E S W = 0 1 2 3) form two players, the partnerships N-S (seats 0 and 2) and E-W (1 and 3):
+``player_of(seat) == seat % 2``; one policy plays both seats of its player, and scores, winners and ranks
+are per partnership (by match score). A policy's ``info`` is ``{"state": the seat's view, "player": seat}``:
+the other hands and the dealing RNG are blanked, so no policy can read a hidden card.
+
+>>> game = KlaverjasGame.new(seed=3, num_players=2)
+>>> game.pending_seats(), game.num_seats, game.move_name(32), game.move_id("10H")
+([0], 4, 'trump:C', 19)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
+from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
+from tabletop_rl.games.klaverjas.determinize import determinize
+from tabletop_rl.games.klaverjas.observe import observe
+from tabletop_rl.games.klaverjas.render import render_text
+
+__all__ = ["KlaverjasGame"]
+
+
+class KlaverjasGame(TurnBased):
+    """A Klaverjas match of ``deals`` deals (or to a ``target``) under the match options of
+    ``rules.options_row`` (rules, trump_selection, kraken, ...)."""
+
+    __slots__ = ("state",)
+    name = "klaverjas"
+    player_counts = (2,)
+    default_max_plies = None  # every deal ends after 8 tricks
+    option_names = ("deals", "rules", "trump_selection", "all_pass", "first_lead", "pit_for_defenders", "kraken",
+                    "target", "quartet_values", "stuk_mode", "amsterdam_undertrump_vs_opponent")
+    move_name = staticmethod(move_name)
+    move_id = staticmethod(move_id)
+
+    def __init__(self, state: np.ndarray) -> None:
+        self.state = state
+
+    @classmethod
+    def new(cls, seed: int, num_players: int = 2, max_plies: int | None = None, **options: Any) -> KlaverjasGame:
+        """A freshly dealt match; ``ValueError`` naming a bad option (``max_plies`` is not used)."""
+        if num_players != 2:
+            raise ValueError(f"klaverjas is played by 2 players (partnerships), got {num_players!r}")
+        return cls(R.new_state(seed=seed, **options))
+
+    @staticmethod
+    def rules_help() -> str:
+        return MOVE_HELP
+
+    # --- seats and players -----------------------------------------------------------------
+    num_players = 2
+
+    @property
+    def num_seats(self) -> int:
+        return 4
+
+    def player_of(self, seat: int) -> int:
+        return seat % 2
+
+    @property
+    def current_player(self) -> int:
+        """The seat to act."""
+        return int(self.state[R.CURRENT])
+
+    # --- moves -------------------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+        R.legal_mask(self.state, mask)
+        return mask
+
+    def step(self, action: int | str) -> None:
+        """Play ``action`` (id or name) for the seat to act; ``IllegalActionError`` leaves the match as it was."""
+        action = self.move_id(action) if isinstance(action, str) else int(action)
+        if not 0 <= action < R.NUM_ACTIONS or not R.checked_step(self.state, action, self.legal_mask()):
+            raise IllegalActionError(self.explain_illegal(action), game=self.name, seat=self.current_player)
+
+    def explain_illegal(self, action: int) -> str:
+        legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask())]
+        shown = self.move_name(action) if 0 <= action < R.NUM_ACTIONS else f"action {quote(action)} (ids are 0..39)"
+        return f"{shown} is not legal now (legal: {', '.join(legal) or 'none, the match is over'})"
+
+    # --- what a seat sees --------------------------------------------------------------------
+    def observe(self, seat: int) -> np.ndarray:
+        return observe(self.state, seat)
+
+    def policy_info(self, seat: int) -> dict[str, Any]:
+        return {"state": R.seat_view(self.state, seat), "player": seat}
+
+    def seat_view(self, seat: int, seed: int) -> KlaverjasGame:
+        """The other hands re-dealt from ``seed`` consistently with what ``seat`` has seen."""
+        return KlaverjasGame(determinize(self.state, seat, np.random.default_rng(seed)))
+
+    def render(self, viewer: int | None = None, color: bool = False) -> str:
+        """The table as text; player ``viewer`` (a partnership) sees the hand of its seat to act, else of its
+        first seat."""
+        return render_text(self.state, None if viewer is None else self._acting_seat(viewer))
+
+    def _acting_seat(self, player: int) -> int:
+        current = self.current_player
+        return current if current % 2 == player else player
+
+    # --- result ------------------------------------------------------------------------------
+    @property
+    def is_over(self) -> bool:
+        return int(self.state[R.PHASE]) == R.OVER
+
+    @property
+    def is_truncated(self) -> bool:
+        return False
+
+    @property
+    def scores(self) -> list[int]:
+        """Match score per partnership (N-S, E-W)."""
+        return [int(self.state[R.MATCH_SCORE]), int(self.state[R.MATCH_SCORE + 1])]
+
+    @property
+    def ranks(self) -> list[int]:
+        return dense_ranks([-s for s in self.scores])
+
+    @property
+    def winners(self) -> list[int]:
+        """The partnership(s) with the higher match score once the match is over; both on a tie."""
+        return [t for t, place in enumerate(self.ranks) if place == 0] if self.is_over else []
+
+    # --- JSON --------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps({"game": self.name, "state": [int(v) for v in self.state]})
+
+    @classmethod
+    def from_json(cls, text: str | dict) -> KlaverjasGame:
+        """The match ``to_json`` wrote; ``ValueError`` for anything else."""
+        try:
+            data = json.loads(text) if isinstance(text, str) else text
+        except (ValueError, RecursionError):
+            raise ValueError("klaverjas position: not valid JSON") from None
+        row = data.get("state") if isinstance(data, dict) else None
+        if not isinstance(row, list) or len(row) != R.STATE_SIZE \
+                or not all(type(v) is int and -(2**63) <= v < 2**63 for v in row):
+            raise ValueError(f"klaverjas position: 'state' must be a list of {R.STATE_SIZE} 64-bit integers")
+        return cls(np.array(row, R.STATE_DTYPE))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KlaverjasGame) and np.array_equal(self.state, other.state)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        status = 'over' if self.is_over else f'seat {self.current_player} to act'
+        return f"KlaverjasGame(scores {self.scores}, {status})"
