@@ -24,12 +24,12 @@ def main() -> None:
 
     from pettingzoo.classic import connect_four_v3
 
-    from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
+    from tabletop_rl.envs.aec import TabletopAEC, splendor_env
 
     rows = [
         ("PettingZoo connect_four_v3 (AEC, wrapped)", aec_steps_per_second(connect_four_v3.env(), args.seconds)),
         ("Splendor splendor_env() (AEC, wrapped)", aec_steps_per_second(splendor_env(), args.seconds)),
-        ("Splendor raw_env (AEC)", aec_steps_per_second(raw_env(), args.seconds)),
+        ("Splendor TabletopAEC (unwrapped AEC)", aec_steps_per_second(TabletopAEC("splendor"), args.seconds)),
         ("Splendor Gymnasium env vs random", gym_steps_per_second(args.seconds)),
     ]
     threads = numba.get_num_threads()

@@ -210,7 +210,9 @@ def test_replay_of_a_missing_game_is_a_one_line_error(recorded):
 def test_bench_prints_a_throughput_table():
     result = tabletop("bench", "splendor", "--seconds", "0.2", "--games", "200", "--num-envs", "16", timeout=300)
     assert result.returncode == 0, result.stderr
-    for row in ("Python API", "core batched random play", "raw_env (AEC)", "Gymnasium env", "SplendorVectorEnv(16)"):
+    rows = ("Python API", "core batched random play", "TabletopAEC (unwrapped AEC)", "Gymnasium env",
+            "SplendorVectorEnv(16)")
+    for row in rows:
         assert re.search(re.escape(row) + r".*\d[\d,]* (env-)?steps/s", result.stdout), row
 
 

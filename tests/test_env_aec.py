@@ -12,10 +12,12 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 from positions import cost, points, position
-from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
+from tabletop_rl.envs.aec import TabletopAEC, splendor_env
 from tabletop_rl.games.splendor.actions import action_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 from tabletop_rl.games.splendor.observe import observe
+
+raw_env = partial(TabletopAEC, "splendor")
 
 PLAYERS = (2, 3, 4)
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # PettingZoo's advisory warnings
@@ -269,7 +271,7 @@ def test_raw_env_raises_on_an_illegal_move_and_changes_nothing():
     env = raw_env(2)
     env.reset(seed=2)
     before = env.game.to_dict()
-    with pytest.raises(IllegalActionError, match=r"player_0: pass: pass is legal only when no other"):
+    with pytest.raises(IllegalActionError, match=r"splendor, seat 0: pass: pass is legal only when no other"):
         env.step(action_id("pass"))
     assert env.game.to_dict() == before and env.agent_selection == "player_0"
     with pytest.raises(ValueError, match="out of range"):

@@ -12,8 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import tabletop_rl  # noqa: F401  (registers the env)
 from positions import position
-from tabletop_rl.envs.splendor_aec import end_rewards
-from tabletop_rl.envs.splendor_gym import ENV_ID, SplendorGymEnv
+from tabletop_rl.envs.gym import ENV_ID, SplendorGymEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import action_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
@@ -197,7 +196,7 @@ def test_dense_reward_counts_the_learners_points():
         total += reward
         done = terminated or truncated
     assert env.game.scores[0] > 0
-    assert total == pytest.approx(env.game.scores[0] / 15 + end_rewards(env.game)[0])
+    assert total == pytest.approx(env.game.scores[0] / 15 + env.game.end_rewards()[0])
 
 
 def test_reset_with_a_position_plays_the_opponents_first():

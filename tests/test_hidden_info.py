@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from positions import LEVEL_CARDS, position
-from tabletop_rl.envs.splendor_aec import raw_env
-from tabletop_rl.envs.splendor_gym import SplendorGymEnv
+from tabletop_rl.envs.aec import TabletopAEC
+from tabletop_rl.envs.gym import SplendorGymEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import observe
@@ -36,7 +36,7 @@ def _positions_differing_in_hidden_cards(num_players: int) -> tuple[dict, dict, 
 
 
 def _aec_views(pos: dict) -> dict[str, bytes]:
-    env = raw_env(pos["num_players"])
+    env = TabletopAEC("splendor", pos["num_players"])
     env.reset(options={"position": pos})
     return {agent: env.observe(agent)["observation"].tobytes() for agent in env.agents}
 

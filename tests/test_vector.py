@@ -131,7 +131,7 @@ def test_reset_from_position():
     env = SplendorVectorEnv(num_envs=2, seat=0)
     obs, _ = env.reset(seed=0, options={"position": g.to_json()})
     np.testing.assert_array_equal(obs[0], observe(g.state, 0))
-    with pytest.raises(ValueError, match="position has 2 players, this env has 3"):
+    with pytest.raises(ValueError, match="position has 2 players but the env was made for 3"):
         SplendorVectorEnv(2, num_players=3).reset(options={"position": g.to_json()})
 
 
@@ -159,7 +159,7 @@ def test_maskable_ppo_trains_on_the_sb3_adapter():
 
 @pytest.mark.parametrize("opponent", ["random", "greedy"])
 def test_same_seed_same_trajectory_as_the_gymnasium_env(opponent):
-    from tabletop_rl.envs.splendor_gym import SplendorGymEnv
+    from tabletop_rl.envs.gym import SplendorGymEnv
 
     single = SplendorGymEnv(opponent=opponent, seat="random")
     batch = SplendorVectorEnv(num_envs=2, opponent=opponent, seat="random")

@@ -1,29 +1,36 @@
 """tabletop_rl: fast, rules-exact tabletop-game environments for reinforcement learning.
 
+The public surface, the same for every game: the games (``SplendorGame``, ``KlaverjasGame``,
+``SpaceConquestGame``, each a ``Game``), their PettingZoo envs (``splendor_env``, ``klaverjas_env``,
+``space_conquest_env``), the Gymnasium envs (``SplendorGymEnv``, ``KlaverjasGymEnv``, also through
+``gymnasium.make("tabletop_rl/Splendor-v0")``), Splendor's batched ``SplendorVectorEnv``, and the one
+``IllegalActionError``. Everything else lives in the layers below (docs/architecture.md).
+
 >>> from tabletop_rl import splendor_env
 >>> env = splendor_env(num_players=2)
 """
 
 from importlib import import_module
 
-from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
-from tabletop_rl.envs.splendor_gym import SplendorGymEnv
-from tabletop_rl.envs.splendor_gym import register_envs as _register_envs
+from tabletop_rl.core.game import Game, IllegalActionError
+from tabletop_rl.envs.aec import klaverjas_env, splendor_env
+from tabletop_rl.envs.gym import KlaverjasGymEnv, SplendorGymEnv
+from tabletop_rl.envs.gym import register_envs as _register_envs
 from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
-from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.game import SplendorGame
 
 _register_envs()  # gymnasium.make("tabletop_rl/Splendor-v0") works after `import tabletop_rl`
 
 __version__ = "0.1.0"
-# The other games load on first use, so `import tabletop_rl` stays quick.
-_LAZY = {"klaverjas_env": "tabletop_rl.envs.klaverjas_aec",
-         "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel",
-         "SpaceConquestGame": "tabletop_rl.games.space_conquest.game"}
-__all__ = ["IllegalActionError", "SplendorGame", "SplendorGymEnv", "SplendorVectorEnv", "__version__", "raw_env",
-           "splendor_env", *_LAZY]
+# The other games' modules load on first use, so `import tabletop_rl` stays quick.
+_LAZY = {"KlaverjasGame": "tabletop_rl.games.klaverjas.game",
+         "SpaceConquestGame": "tabletop_rl.games.space_conquest.game",
+         "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel"}
+__all__ = ["Game", "IllegalActionError", "KlaverjasGymEnv", "SplendorGame", "SplendorGymEnv", "SplendorVectorEnv",
+           "__version__", "klaverjas_env", "splendor_env", *_LAZY]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'tabletop_rl' has no attribute {name!r}")

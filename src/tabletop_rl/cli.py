@@ -16,8 +16,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
+from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
+from tabletop_rl.arena.results import read_config
 from tabletop_rl.games import GAMES, game_class, policy_game
+from tabletop_rl.train.splendor_ppo import add_arguments, config_from_args, train
+from tabletop_rl.ui.bench import main as bench_main
+from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
 
 DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
@@ -106,9 +112,6 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from tabletop_rl.arena import default_out_dir, format_table, run_arena
-    from tabletop_rl.arena.results import read_config
-
     if args.resume and args.out is None:
         raise UsageError("--resume needs --out DIR, the run to continue")
     old = (read_config(args.out) or {}) if args.resume else {}
@@ -132,8 +135,6 @@ def _arena(args: argparse.Namespace) -> int:
 
 def _default_players(game: str) -> list[str]:
     """The default lineup, less any policy this installation cannot build."""
-    from tabletop_rl.agents import make_policy
-
     available = []
     for spec in DEFAULT_PLAYERS[game]:
         try:
@@ -168,10 +169,6 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
 
 
 def _llm_match(args: argparse.Namespace) -> int:
-    from tabletop_rl.arena import format_table, run_arena
-    from tabletop_rl.arena.results import load_games
-    from tabletop_rl.ui.terminal import write_game_logs
-
     if args.p3 and not args.p2:
         raise UsageError("--p3 needs --p2 (seats are filled in order)")
     if args.resume and args.out is None:
@@ -210,8 +207,6 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from tabletop_rl.ui.terminal import play_terminal
-
     if args.load is not None:
         clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
                                           ("--seed", args.seed)) if value is not None]
@@ -238,8 +233,6 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from tabletop_rl.ui.terminal import replay_terminal
-
     return replay_terminal(args.file, args.game, seat=args.seat)
 
 
@@ -255,16 +248,12 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from tabletop_rl.ui.bench import main as bench_main
-
     bench_main(args.options)
     return 0
 
 
 # --- train ------------------------------------------------------------------------------------------
 def _add_train(commands: argparse._SubParsersAction) -> None:
-    from tabletop_rl.train.splendor_ppo import add_arguments
-
     p = commands.add_parser(
         "train", help="PPO self-play (MaskablePPO) against a pool of past selves, random and greedy",
         description="Train a Splendor agent with sb3-contrib's MaskablePPO on SplendorVectorEnv (needs the "
@@ -277,8 +266,6 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from tabletop_rl.train.splendor_ppo import config_from_args, train
-
     final = train(config_from_args(args))
     print(f"final model: {final} (play it with the policy spec ppo:{final})")
     return 0
@@ -315,8 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     warnings.formatwarning = lambda message, *_, **__: f"tabletop: warning: {message}\n"
     argv = list(sys.argv[1:] if argv is None else argv)
-    if tuple(argv[:2]) in DELEGATED:
-        module, _, function = DELEGATED[tuple(argv[:2])].partition(":")
+    command = (argv[0], argv[1]) if len(argv) >= 2 else None
+    if command is not None and command in DELEGATED:
+        module, _, function = DELEGATED[command].partition(":")
         return getattr(importlib.import_module(module), function)(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -9,9 +9,11 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from tabletop_rl.core.game import IllegalActionError
-from tabletop_rl.envs.klaverjas_aec import klaverjas_env, raw_env
+from tabletop_rl.envs.aec import TabletopAEC, klaverjas_env
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.observe import OBS_PARTS, OBS_SIZE, observe
+
+raw_env = partial(TabletopAEC, "klaverjas", 2)
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -48,8 +50,8 @@ def test_an_episode_ends_with_zero_sum_team_rewards_and_renders_only_the_viewers
     env.reset(seed=4)
     rng = np.random.default_rng(0)
     text = env.render()
-    hand = R.cards_of(int(env.state_row[R.HAND + 2]))
-    other = R.cards_of(int(env.state_row[R.HAND + 1]))
+    hand = R.cards_of(int(env.game.state[R.HAND + 2]))
+    other = R.cards_of(int(env.game.state[R.HAND + 1]))
     assert all(R.card_name(c) in text for c in hand)
     assert "8 cards" in text and not any(f" {R.card_name(c)} " in f" {text.splitlines()[-3]} " for c in other)
     rewards = {}
@@ -65,10 +67,10 @@ def test_an_episode_ends_with_zero_sum_team_rewards_and_renders_only_the_viewers
 def test_illegal_action_raises_and_leaves_the_env_unchanged():
     env = raw_env()
     env.reset(seed=1)
-    before = env.state_row.copy()
+    before = env.game.state.copy()
     with pytest.raises(IllegalActionError, match="not legal"):
         env.step(R.PASS)  # forced forehand may not pass
-    assert np.array_equal(before, env.state_row)
+    assert np.array_equal(before, env.game.state)
 
 
 def test_kraken_decisions_reach_the_observation_and_the_rendering():
@@ -84,7 +86,7 @@ def test_kraken_decisions_reach_the_observation_and_the_rendering():
     assert o[start:start + 3].tolist() == [0.0, 1.0, 0.0]
     assert "kraak x2" in env.render() and "deal 1 (to 1500)" in env.render()
     env.step(R.REKRAAK)
-    assert env.state_row[R.PHASE] == R.PLAYING and "rekraak x4" in env.render()
+    assert env.game.state[R.PHASE] == R.PLAYING and "rekraak x4" in env.render()
 
 
 def test_bad_options_are_named():

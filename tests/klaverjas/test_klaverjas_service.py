@@ -161,9 +161,8 @@ def test_unknown_knob_values_are_400(client, field):
 
 def test_history_roem_follows_the_stuk_and_quartet_knobs():
     """N played QH and later KH (trump H) in different tricks, then a trick of four 8s; N won all three."""
-    from tabletop_rl.ui.klaverjas_service import _schemas, position_from_request
+    from tabletop_rl.ui.klaverjas_service import BestCardRequest, position_from_request
 
-    BestCardRequest = _schemas()[0]
     history = [{"leader": 0, "plays": ["QH", "7C", "9C", "JC"]}, {"leader": 0, "plays": ["KH", "10C", "AC", "QC"]},
                {"leader": 0, "plays": ["8H", "8D", "8S", "8C"]}]
     base = {"hand": ["JH", "AH", "7D", "9D", "10D"], "history": history, "trump": "H", "playerPosition": 0}

@@ -21,7 +21,7 @@ from tabletop_rl.agents.registry import (
     parse_spec,
     register_policy,
 )
-from tabletop_rl.core.policy import BasePolicy, Policy, PolicyStats
+from tabletop_rl.core.policy import BasePolicy, Policy, PolicyStats, SeededPolicy
 
 register_policy(ANY_GAME, "random", RandomPolicy)
 
@@ -34,6 +34,7 @@ __all__ = [
     "PolicySpec",
     "PolicyStats",
     "RandomPolicy",
+    "SeededPolicy",
     "describe_policies",
     "known_games",
     "known_policies",

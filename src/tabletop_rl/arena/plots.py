@@ -1,36 +1,24 @@
 """PNG charts of a summary: the win-rate matrix as a heat map and the ratings with their intervals.
 
-matplotlib is imported here only (with the Agg backend: no display needed); without it the charts
-are skipped with a warning and the rest of the report is still written.
+The charts are drawn on matplotlib ``Figure`` objects, not through pyplot, so no backend is chosen or
+changed: no display is needed and nothing outside this module is affected.
 """
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        warnings.warn("matplotlib is not installed; skipping the arena charts", stacklevel=3)
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+from matplotlib.figure import Figure
 
 
 def plot_win_rates(summary: dict[str, Any], path: Path) -> None:
     """Heat map: row policy's win rate against the column policy (blank where they never met)."""
-    plt = _pyplot()
-    if plt is None:
-        return
     players = summary["players"]
     matrix = [[float("nan") if v is None else v for v in row] for row in summary["win_rate_matrix"]]
     size = 1.2 + 0.9 * len(players)
-    fig, ax = plt.subplots(figsize=(size + 2, size))
+    fig = Figure(figsize=(size + 2, size))
+    ax = fig.subplots()
     image = ax.imshow(matrix, vmin=0, vmax=1, cmap="RdYlGn")
     for i, row in enumerate(matrix):
         for j, value in enumerate(row):
@@ -43,20 +31,19 @@ def plot_win_rates(summary: dict[str, Any], path: Path) -> None:
     fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def plot_ratings(summary: dict[str, Any], path: Path) -> None:
     """Horizontal bars: each policy's rating with its 95% interval, best on top."""
-    plt = _pyplot()
     values = summary["ratings"]["values"]
-    if plt is None or not values:
+    if not values:
         return
     order = sorted(values, key=lambda p: values[p]["rating"])
     ratings = [values[p]["rating"] for p in order]
     errors = [[values[p]["rating"] - values[p]["low"] for p in order],
               [values[p]["high"] - values[p]["rating"] for p in order]]
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.6 * len(order)))
+    fig = Figure(figsize=(7, 1.2 + 0.6 * len(order)))
+    ax = fig.subplots()
     ax.barh(range(len(order)), ratings, xerr=errors, color="#4c78a8", capsize=4)
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.set_yticks(range(len(order)), [_short(p) for p in order])
@@ -65,7 +52,6 @@ def plot_ratings(summary: dict[str, Any], path: Path) -> None:
                  f"({summary['games']} games)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def _short(spec: str, width: int = 28) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from openskill.models import PlackettLuce
 
 ELO_SCALE = 400 / math.log(10)  # Elo points per unit of log-strength
 PRIOR_DRAWS = 1.0  # virtual drawn games per pair that met, so a 100% record still has a finite rating
@@ -66,8 +67,6 @@ def win_matrix(pair_games: np.ndarray | list[tuple[int, int, float]], size: int)
 def openskill_ratings(games: list[tuple[list[int], list[int]]], size: int) -> tuple[np.ndarray, np.ndarray]:
     """OpenSkill (Plackett-Luce) ``(mu, sigma)`` per policy from ``(policy per seat, place per seat)``
     games, rated in the order given (places: 0 = first, ties shared)."""
-    from openskill.models import PlackettLuce
-
     model = PlackettLuce()
     ratings = [model.rating() for _ in range(size)]
     for seats, places in games:

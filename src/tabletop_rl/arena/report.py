@@ -15,7 +15,6 @@ this is the win rate with draws counted half. Games that crashed are left out (a
 from __future__ import annotations
 
 import json
-import warnings
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.arena.llm import format_llm_table, is_clean, summarize_llm
+from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.core.stats import Z95, wilson_interval
 
@@ -127,11 +127,7 @@ def ratings(valid: list[dict[str, Any]], players: list[str], rows: list[tuple[in
         method, detail = "Bradley-Terry", "MM fit, Elo scale (400 log10 of strength), 95% bootstrap interval"
         values = fit - shift
     else:
-        try:
-            mu, sigma = openskill_ratings([(_seat_policies(r, players), r["ranks"]) for r in valid], k)
-        except ImportError:
-            warnings.warn("openskill is not installed; no ratings for 3-4 player games", stacklevel=2)
-            return _no_ratings()
+        mu, sigma = openskill_ratings([(_seat_policies(r, players), r["ranks"]) for r in valid], k)
         values = mu - (mu[anchor] if anchor is not None else mu.mean())
         low, high = values - Z95 * sigma, values + Z95 * sigma
         method, detail = "OpenSkill", "Plackett-Luce mu, interval mu +- 1.96 sigma, games rated in index order"
@@ -206,8 +202,6 @@ def _pair(a: float | None, b: float | None) -> str:
 
 def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
     """Write ``summary.json`` and the two plots into ``out``; return the summary."""
-    from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
-
     summary = summarize(records, config)
     (Path(out) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     plot_win_rates(summary, Path(out) / WINRATE_PNG)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import tabletop_rl.arena.llm as arena_llm
+from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
 from tabletop_rl.arena.progress import Progress
@@ -46,8 +47,6 @@ def tmp_dir() -> Path:
 
 def canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
     """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
-    from tabletop_rl.agents import make_policy
-
     names = []
     for spec in players:
         policy = make_policy(spec, game=policy_game(game), seed=0)
@@ -58,8 +57,6 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
 
 
 def policy_for(game: str, spec: str) -> Any:
-    from tabletop_rl.agents import make_policy
-
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:
         _POLICIES[key] = make_policy(spec, game=policy_game(game), seed=0)
@@ -158,9 +155,10 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     threads = any(arena_llm.is_llm(policy_for(game, name)) for name in names)
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
-    config = {"game": game, "players": names, "games": games, "seed": seed, "num_players": num_players,
-              "max_plies": max_plies if max_plies is not None else rules.default_max_plies,
-              **({"options": options} if options else {})}  # absent when empty: older runs still resume
+    cap = max_plies if max_plies is not None else rules.default_max_plies
+    config: dict[str, Any] = {"game": game, "players": names, "games": games, "seed": seed,
+                              "num_players": num_players, "max_plies": cap,
+                              **({"options": options} if options else {})}  # absent when empty: older runs still resume
     records = prepare_run(out, config, resume)
     done = {r["index"] for r in records}
     todo = [m for m in matches if m.index not in done]
@@ -171,7 +169,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
               file=log or sys.stderr)
         bar = Progress(len(matches), len(done), stream=log)
     with open_games(out) as fh:
-        for record in _play_all(todo, game, num_players, config["max_plies"], options, jobs, threads):
+        for record in _play_all(todo, game, num_players, cap, options, jobs, threads):
             if not record.get("void"):  # a void game is not written, so --resume plays it again
                 append_game(fh, record)
             records.append(record)

@@ -138,14 +138,36 @@ class Game(Protocol):
 
 class TurnBased:
     """The step protocol of a turn-based game, from its ``current_player``, ``legal_mask``, ``step`` and
-    move names: one seat pends, its move is recorded by name and stepped by name. Seats are players."""
+    move names: one seat pends, its move is recorded by name and stepped by name.
+
+    It also says what the AEC and Gymnasium envs (``tabletop_rl.envs``) need of a turn-based game: the
+    action count and observation space, reward modes and end rewards, the game's own random stream (for
+    the next episode's seed and for random opponents) and random play up to a seat's turn. A game may
+    replace the plain-Python ``play_random_until`` and ``step_vs_random`` with faster ones of its core.
+    """
 
     __slots__ = ()
     simultaneous: ClassVar[bool] = False
+    num_actions: ClassVar[int]
+    render_modes: ClassVar[tuple[str, ...]] = ("ansi", "human")
+    #: ``"win"``: zero-sum end rewards only; ``"score"``: the game's score as reward (``end_rewards``), and
+    #: with ``score_scale`` set, the mover's score gained on each step divided by it as well.
+    reward_modes: ClassVar[tuple[str, ...]] = ("win", "score")
+    score_scale: ClassVar[float | None] = None
 
     # what the game itself provides
-    current_player: int
-    is_over: bool
+    @property
+    def current_player(self) -> int:
+        """The seat to act."""
+        raise NotImplementedError
+
+    @property
+    def is_over(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def num_players(self) -> int:
+        raise NotImplementedError
 
     def legal_mask(self) -> np.ndarray:
         raise NotImplementedError
@@ -156,10 +178,14 @@ class TurnBased:
     def move_name(self, action: int) -> str:
         raise NotImplementedError
 
+    def random_below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` from the game's own random stream."""
+        raise NotImplementedError
+
     # the protocol
     @property
     def num_seats(self) -> int:
-        return self.num_players  # type: ignore[attr-defined, no-any-return]
+        return self.num_players
 
     def player_of(self, seat: int) -> int:
         return seat
@@ -167,8 +193,8 @@ class TurnBased:
     def pending_seats(self) -> list[int]:
         return [] if self.is_over else [self.current_player]
 
-    def seat_mask(self, seat: int) -> np.ndarray:
-        mask = self.legal_mask()
+    def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray:
+        mask = self.legal_mask().astype(dtype, copy=False)
         return mask if seat == self.current_player else np.zeros_like(mask)
 
     def move_record(self, seat: int, action: Any) -> str:
@@ -180,6 +206,47 @@ class TurnBased:
 
     def describe_move(self, move: Any) -> str:
         return str(move)
+
+    # random play, for envs whose opponents are random
+    def play_random_until(self, seat: int) -> None:
+        """Uniformly random legal moves, from the game's own random stream, for every seat but ``seat``
+        until ``seat`` is to act or the game ends."""
+        while not self.is_over and self.current_player != seat:
+            legal = np.flatnonzero(self.legal_mask())
+            self.step(int(legal[self.random_below(len(legal))]))
+
+    def step_vs_random(self, action: int | str, seat: int) -> bool:
+        """``action`` for the seat to act, then random moves up to ``seat``'s next turn; False (and nothing
+        played) when ``action`` is illegal."""
+        try:
+            self.step(action)
+        except IllegalActionError:
+            return False
+        self.play_random_until(seat)
+        return True
+
+
+class TurnBasedGame(Game, Protocol):
+    """A turn-based ``Game`` with what the AEC and Gymnasium envs need (``TurnBased`` gives the defaults)."""
+
+    num_actions: ClassVar[int]
+    render_modes: ClassVar[tuple[str, ...]]
+    reward_modes: ClassVar[tuple[str, ...]]
+    score_scale: ClassVar[float | None]
+
+    @staticmethod
+    def observation_space(num_players: int) -> Any: ...
+    @property
+    def current_player(self) -> int: ...
+    def legal_mask(self) -> np.ndarray: ...
+    def step(self, action: int | str) -> None: ...
+    def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray: ...
+    def end_rewards(self, mode: str = "win") -> list[float]: ...
+    def random_below(self, n: int) -> int: ...
+    def reseed(self, seed: int) -> None: ...
+    def play_random_until(self, seat: int) -> None: ...
+    def step_vs_random(self, action: int | str, seat: int) -> bool: ...
+    def render_rgb(self, viewer: int | None = None) -> np.ndarray: ...
 
 
 def dense_ranks(keys: list[Any]) -> list[int]:

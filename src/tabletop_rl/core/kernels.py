@@ -15,6 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: Game seeds are folded to 63 bits, so every seed is a non-negative int64.
+SEED_MASK = (1 << 63) - 1
+
 
 @njit(cache=True, inline="always")
 def splitmix64(x):

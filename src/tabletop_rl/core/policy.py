@@ -1,5 +1,5 @@
 """The policy contract every game's players share: the ``Policy`` protocol, decision statistics
-(``PolicyStats``) and ``BasePolicy``, the plumbing a policy class builds on.
+(``PolicyStats``), and ``SeededPolicy`` and ``BasePolicy``, the plumbing a policy class builds on.
 
 It lives in the core layer so that a game's own baselines (``games/<game>/baselines.py``) can subclass
 ``BasePolicy`` without importing the agents layer; the spec strings and the registry are in
@@ -70,14 +70,10 @@ class Policy(Protocol):
         ...
 
 
-class BasePolicy:
-    """Shared plumbing: mask checks, timing into ``stats``, a seeded ``rng``; subclasses write ``decide``.
-
-    >>> class First(BasePolicy):
-    ...     def decide(self, observation, mask, info):
-    ...         return int(mask.argmax())
-    >>> First("first").act(None, np.array([0, 0, 1]))
-    2
+class SeededPolicy:
+    """What every policy class shares: its ``name``, decision ``stats``, a seeded ``rng`` that ``reset``
+    renews, and the count of positions searched (``add_nodes``). ``BasePolicy`` adds ``act`` for actions
+    that index a mask; a game whose actions are not indices (Space Conquest's orders) writes its own ``act``.
     """
 
     def __init__(self, name: str, seed: int | None = None) -> None:
@@ -91,6 +87,25 @@ class BasePolicy:
         self.rng = np.random.default_rng(seed)
         self.stats = PolicyStats()
 
+    def add_nodes(self, count: int) -> None:
+        """Count positions searched for the decision in progress (reported in ``stats``)."""
+        self._nodes += int(count)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class BasePolicy(SeededPolicy):
+    """A ``SeededPolicy`` whose ``act`` answers an index the mask allows: it checks the mask, times the
+    decision into ``stats`` and checks the answer; subclasses write ``decide``.
+
+    >>> class First(BasePolicy):
+    ...     def decide(self, observation, mask, info):
+    ...         return int(mask.argmax())
+    >>> First("first").act(None, np.array([0, 0, 1]))
+    2
+    """
+
     def act(self, observation: Any, action_mask: Any, info: Mapping[str, Any] | None = None) -> int:
         mask = legal_mask_of(action_mask)
         self._nodes = 0
@@ -102,14 +117,8 @@ class BasePolicy:
         return action
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        """The chosen action: an index the mask allows."""
         raise NotImplementedError
-
-    def add_nodes(self, count: int) -> None:
-        """Count positions searched for the decision in progress (reported in ``stats``)."""
-        self._nodes += int(count)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
 
 
 def legal_mask_of(action_mask: Any) -> np.ndarray:

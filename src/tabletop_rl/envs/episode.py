@@ -1,8 +1,127 @@
-"""Bookkeeping shared by the games' PettingZoo AEC envs."""
+"""The episode core shared by every env: argument checks, reward modes, seeding and the start of an episode.
+
+Written once here and used by the AEC env (``envs.aec``), the Gymnasium env (``envs.gym``), Space Conquest's
+parallel env and Splendor's vector env, so they check, seed and start games alike.
+
+>>> check_choice("dense", "reward", ("win", "score"))
+Traceback (most recent call last):
+ValueError: reward must be one of 'win', 'score', got 'dense'
+>>> reward_mode("sparse")
+'win'
+"""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
 from pettingzoo import AECEnv
+
+from tabletop_rl.core.game import quote
+from tabletop_rl.core.kernels import SEED_MASK
+
+#: Older names of the two reward modes, still accepted: Splendor's sparse/dense, Klaverjas's points.
+REWARD_ALIASES = {"sparse": "win", "dense": "score", "points": "score"}
+#: A new episode without a seed draws its seed below this from the previous game's own stream.
+NEXT_SEED_BOUND = 1 << 62
+
+
+def check_choice(value: Any, name: str, choices: tuple) -> None:
+    """``ValueError`` naming ``name`` and its choices unless ``value`` is one of them."""
+    if not isinstance(value, (str, int, type(None))) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {quote(value)}")
+
+
+def reward_mode(reward: Any, modes: tuple[str, ...] = ("win", "score")) -> str:
+    """The canonical reward mode of ``reward`` (an older name is translated), checked against ``modes``."""
+    mode = REWARD_ALIASES.get(reward, reward) if isinstance(reward, str) else reward
+    check_choice(mode, "reward", tuple(modes) + tuple(k for k, v in REWARD_ALIASES.items() if v in modes))
+    return str(mode)
+
+
+def check_seat(seat: Any, num_seats: int, name: str = "seat", other: str | None = None) -> None:
+    """``ValueError`` unless ``seat`` is a seat index (or the ``other`` value allowed besides, e.g. "random")."""
+    if other is not None and seat == other:
+        return
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_seats:
+        allowed = f"{other!r} or " if other is not None else ""
+        raise ValueError(f"{name} must be {allowed}a seat 0..{num_seats - 1}, got {quote(seat)}")
+
+
+def check_viewer(viewer: Any, num_seats: int) -> None:
+    """``ValueError`` unless ``viewer`` is None (a spectator) or a seat."""
+    if viewer is not None and (isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer))
+                               or not 0 <= viewer < num_seats):
+        raise ValueError(f"render_viewer must be None or a seat 0..{num_seats - 1}, got {quote(viewer)}")
+
+
+def check_num_players(rules: Any, num_players: Any) -> None:
+    """``ValueError`` unless ``num_players`` is one of the game's player counts.
+
+    >>> from tabletop_rl.games import game_class
+    >>> check_num_players(game_class("splendor"), 5)
+    Traceback (most recent call last):
+    ValueError: num_players must be 2, 3 or 4 for splendor, got 5
+    """
+    counts = [str(n) for n in rules.player_counts]
+    if isinstance(num_players, bool) or num_players not in rules.player_counts:
+        allowed = counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} or {counts[-1]}"
+        raise ValueError(f"num_players must be {allowed} for {rules.name}, got {quote(num_players)}")
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a non-negative int folded to 63 bits (as the games fold it), or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
+    return int(seed) & SEED_MASK
+
+
+def fresh_seed() -> int:
+    """A seed from the operating system's entropy, for a first episode without one."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
+
+
+def next_seed(seed: Any, previous: Any) -> int:
+    """The game seed of a new episode: ``seed`` itself when given (``reset(seed=s)`` deals the game of seed
+    ``s``), else one drawn from the previous game's own random stream (as the vector env's autoreset does),
+    or from fresh entropy before any game.
+
+    >>> next_seed(7, None)
+    7
+    """
+    checked = check_seed(seed)
+    if checked is not None:
+        return checked
+    return fresh_seed() if previous is None else previous.random_below(NEXT_SEED_BOUND)
+
+
+def position_option(options: Any) -> Any:
+    """The ``position`` of ``reset(options=...)`` (None without one). Other keys are ignored with a warning
+    (PettingZoo's api_test passes unknown options); anything but a dict or None is refused."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict such as {{'position': ...}} or None, got {quote(options)}")
+    unknown = sorted(map(str, set(options) - {"position"}))
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {unknown}; the only option is 'position'", stacklevel=3)
+    return options.get("position")
+
+
+def load_position(rules: Any, position: Any, num_players: int, seed: int) -> Any:
+    """A game of class ``rules`` from a JSON position (dict or text) for an env of ``num_players``; ``seed``
+    seeds its random stream. ``ValueError`` for a wrong player count or a finished position."""
+    game = rules.from_json(position)
+    if game.num_players != num_players:
+        raise ValueError(f"position has {game.num_players} players but the env was made for {num_players}")
+    if game.is_over:
+        raise ValueError("position is already finished; an episode must start from a position still in play")
+    game.reseed(seed)
+    return game
 
 
 def start_episode(env: AECEnv) -> None:
@@ -13,3 +132,18 @@ def start_episode(env: AECEnv) -> None:
     env.terminations = dict.fromkeys(env.agents, False)
     env.truncations = dict.fromkeys(env.agents, False)
     env.infos = {agent: {} for agent in env.agents}
+
+
+def render_text(game: Any, mode: str | None, viewer: int | None) -> str | np.ndarray | None:
+    """Draw ``game`` for ``viewer`` in ``mode``: ``ansi`` text, ``human`` (printed), ``rgb_array``."""
+    if mode is None:
+        warnings.warn("render() called without a render_mode; pass render_mode=... to the env", stacklevel=3)
+        return None
+    if mode == "rgb_array":
+        image: np.ndarray = game.render_rgb(viewer)
+        return image
+    text: str = game.render(viewer, color=True)
+    if mode == "human":
+        print(text)
+        return None
+    return text

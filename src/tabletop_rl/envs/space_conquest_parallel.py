@@ -28,9 +28,11 @@ from numba import njit
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from tabletop_rl.envs.episode import check_choice, check_viewer, next_seed
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.games.space_conquest.render import render_text
 
 RENDER_MODES = ("ansi", "human")
 AGENTS = ("player_0", "player_1")
@@ -68,10 +70,8 @@ class raw_env(ParallelEnv):
     def __init__(self, max_turns: int = R.DEFAULT_MAX_TURNS, loss_model: str = "flat",
                  render_mode: str | None = None, render_viewer: int | None = None) -> None:
         SpaceConquestGame(seed=0, max_turns=max_turns, loss_model=loss_model)  # checks the settings
-        if render_mode not in (None, *RENDER_MODES):
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        if render_viewer not in (None, 0, 1) or isinstance(render_viewer, bool):
-            raise ValueError(f"render_viewer must be None, 0 or 1, got {render_viewer!r}")
+        check_choice(render_mode, "render_mode", (None, *RENDER_MODES))
+        check_viewer(render_viewer, R.NUM_PLAYERS)
         self.max_turns, self.loss_model = max_turns, loss_model
         self.render_mode, self.render_viewer = render_mode, render_viewer
         self.possible_agents = list(AGENTS)
@@ -81,7 +81,6 @@ class raw_env(ParallelEnv):
                                    for a in AGENTS}
         self.action_spaces = {a: O.action_space() for a in AGENTS}  # seeded by the caller, as gymnasium's
         self.game: SpaceConquestGame | None = None
-        self._seeds = np.random.SeedSequence()
 
     def observation_space(self, agent: str) -> spaces.Dict:
         return self.observation_spaces[agent]
@@ -90,13 +89,9 @@ class raw_env(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        """A new map from ``seed`` (None: the next seed of the env's own sequence); ``options`` may
-        hold ``{"game": SpaceConquestGame or its JSON}`` to start from a saved game."""
-        if seed is not None:
-            self._seeds = np.random.SeedSequence(seed)
-            game_seed = int(seed)
-        else:
-            game_seed = int(self._seeds.spawn(1)[0].generate_state(1, np.uint64)[0])
+        """A new map from ``seed`` (None: one drawn from the previous game's own stream, as every env does);
+        ``options`` may hold ``{"game": SpaceConquestGame or its JSON}`` to start from a saved game."""
+        game_seed = next_seed(seed, self.game)
         saved = (options or {}).get("game")
         if saved is not None:
             self.game = saved.clone() if isinstance(saved, SpaceConquestGame) else SpaceConquestGame.from_json(saved)
@@ -127,11 +122,12 @@ class raw_env(ParallelEnv):
         for p, agent in enumerate(AGENTS):
             action = actions.get(agent)
             is_orders = action is None or isinstance(action, (Mapping, str, bytes))
-            checks.append(game.check(p, action) if is_orders else None)
+            check = game.check(p, action) if is_orders else None
+            checks.append(check)
             vectors.append(_EMPTY if is_orders else _action_vector(action))
             use.append(not is_orders)
             game._counts[p] = 0
-            for j, move in enumerate(checks[p].accepted if is_orders else ()):
+            for j, move in enumerate(check.accepted if check is not None else ()):
                 game._orders[p, j] = move
                 game._counts[p] = j + 1
         step_core(game.state, game.log, game._orders, game._counts, vectors[0], vectors[1], use[0], use[1],
@@ -156,8 +152,6 @@ class raw_env(ParallelEnv):
         """The map and turn report of ``render_viewer`` (its fog of war), or the spectator's whole map (None)."""
         if self.render_mode is None or self.game is None:
             return None
-        from tabletop_rl.ui.space_conquest_play import render_text
-
         text = render_text(self.game, self.render_viewer)
         if self.render_mode == "human":
             print(text)

@@ -14,17 +14,17 @@ arrays. ``to_sb3()`` adapts it to stable-baselines3's ``VecEnv`` for MaskablePPO
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit, prange
 
-from tabletop_rl.envs.splendor_aec import DENSE_POINT_SCALE, REWARD_MODES, check_choice
+from tabletop_rl.envs.episode import check_seat, load_position, reward_mode
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_action
-from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
+from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
 
 RANDOM, GREEDY, EXTERNAL = 0, 1, 2
@@ -49,8 +49,40 @@ def random_seat(state):
     return R.random_below(state, state[R.NUM_PLAYERS])
 
 
-# Per-game outputs of a step: ``returns[i] = (reward, outcome)``, ``flags[i] = (terminated,
-# truncated, finished_this_step, waiting_for_hook)``.
+class Games(NamedTuple):
+    """The batch's games: state rows, the learner's seat and opponent kind per game (and the kind queued
+    for its next game), and a scratch row per game for the greedy opponent."""
+
+    states: np.ndarray
+    seats: np.ndarray
+    opponents: np.ndarray
+    next_opponents: np.ndarray
+    scratch: np.ndarray
+
+
+class Tables(NamedTuple):
+    cards: np.ndarray
+    nobles: np.ndarray
+    greedy_weights: np.ndarray
+
+
+class Config(NamedTuple):
+    seat_option: int  # the learner's seat, -1: drawn per game
+    point_reward: float  # reward per prestige point gained (0 unless reward="score")
+
+
+class Outputs(NamedTuple):
+    """Per-game outputs of a step: ``returns[i] = (reward, outcome)``, ``flags[i] = (terminated, truncated,
+    finished_this_step, waiting_for_hook)``, the final observation of a game that ended, the learner's
+    observation and mask."""
+
+    returns: np.ndarray
+    flags: np.ndarray
+    final_obs: np.ndarray
+    obs: np.ndarray
+    masks: np.ndarray
+
+
 REWARD, OUTCOME = 0, 1
 TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 
@@ -58,16 +90,15 @@ TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 @njit(cache=True, inline="always")
 def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
-    states, seats, opponents, _, scratch = games
-    cards, nobles, weights = tables
-    state = states[i]
-    seat = seats[i]
-    kind = opponents[i]
+    cards, nobles, weights = tables.cards, tables.nobles, tables.greedy_weights
+    state = games.states[i]
+    seat = games.seats[i]
+    kind = games.opponents[i]
     if kind == RANDOM:
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.random_step(state, cards, nobles, mask)
     elif kind == GREEDY:
-        work = scratch[i]
+        work = games.scratch[i]
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, work), cards, nobles)
     elif state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
@@ -79,58 +110,54 @@ def _advance(i, games, tables, mask):
 def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
     """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG, with the
     opponent kind queued for it."""
-    states, seats, opponents, next_opponents, _ = games
-    state = states[i]
+    state = games.states[i]
     flags[i, FINISHED] = True
-    returns[i, OUTCOME] = R.end_reward(state, seats[i])
+    returns[i, OUTCOME] = R.end_reward(state, games.seats[i])
     returns[i, REWARD] += returns[i, OUTCOME]
     flags[i, TERMINATED] = state[R.STATUS] == R.OVER
     flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
-    encode_into(state, seats[i], tables[0], tables[1], final_obs[i])
+    encode_into(state, games.seats[i], tables.cards, tables.nobles, final_obs[i])
     R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
-    seats[i] = episode_seat(state, seat_option)
-    opponents[i] = next_opponents[i]
+    games.seats[i] = episode_seat(state, seat_option)
+    games.opponents[i] = games.next_opponents[i]
 
 
-@njit(cache=True, inline="always")
+# Not inline="always": numba 0.68 drops the writes of a function inlined at its IR level into a prange loop
+# when it takes a NamedTuple argument (the external-hook test of tests/test_vector.py catches it).
+@njit(cache=True)
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
-    states, seats, _, _, _ = games
-    cards, nobles, _ = tables
-    seat_option, point_reward = config
-    returns, flags, final_obs, obs, masks = outputs
-    state = states[i]
+    cards, nobles = tables.cards, tables.nobles
+    returns, flags = outputs.returns, outputs.flags
+    state = games.states[i]
     if actions[i] >= 0:
         points = R.player_base(state[R.CURRENT]) + R.P_POINTS
         before = state[points]
-        learner = state[R.CURRENT] == seats[i]
+        learner = state[R.CURRENT] == games.seats[i]
         R.apply_action(state, actions[i], cards, nobles)
         if learner:
-            returns[i, REWARD] += (state[points] - before) * point_reward
-    mask = masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
+            returns[i, REWARD] += (state[points] - before) * config.point_reward
+    mask = outputs.masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
     w = _advance(i, games, tables, mask)
     if w == READY and state[R.STATUS] != R.PLAYING and not flags[i, FINISHED]:
-        _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
+        _finish_and_redeal(i, games, tables, config.seat_option, returns, flags, outputs.final_obs)
         w = _advance(i, games, tables, mask)
     flags[i, WAITS] = w == WAITING
     if w == READY:
-        encode_into(state, seats[i], cards, nobles, obs[i])
+        encode_into(state, games.seats[i], cards, nobles, outputs.obs[i])
         R.legal_mask(state, cards, nobles, mask)
 
 
-@njit(cache=True)
-def step_games(index, actions, games, tables, config, outputs):
-    """``_step_one`` for every game in ``index``, one thread."""
-    for k in range(index.shape[0]):
-        _step_one(index[k], actions, games, tables, config, outputs)
-
-
 @njit(cache=True, parallel=True)
-def step_games_parallel(index, actions, games, tables, config, outputs):
-    """``_step_one`` for every game in ``index``, on numba's threads."""
-    for k in prange(index.shape[0]):
-        _step_one(index[k], actions, games, tables, config, outputs)
+def step_games(index, actions, games, tables, config, outputs, parallel):
+    """``_step_one`` for every game in ``index``, on numba's threads (``parallel``) or on this one."""
+    if parallel:
+        for k in prange(index.shape[0]):
+            _step_one(index[k], actions, games, tables, config, outputs)
+    else:
+        for k in range(index.shape[0]):
+            _step_one(index[k], actions, games, tables, config, outputs)
 
 
 @njit(cache=True, parallel=True)
@@ -187,17 +214,14 @@ class SplendorVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
-                 reward: str = "sparse", parallel: bool = True, copy: bool = True) -> None:
+                 reward: str = "win", parallel: bool = True, copy: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-        if seat != "random" and (isinstance(seat, bool) or seat not in range(num_players)):
-            raise ValueError(f"seat must be 'random' or 0..{num_players - 1}, got {seat!r}")
-        if max_plies is not None and (not isinstance(max_plies, int) or max_plies < 10):
-            raise ValueError(f"max_plies must be an integer >= 10 or None, got {max_plies!r}")
-        check_choice(reward, "reward", REWARD_MODES)
-        self._point_reward = 1.0 / DENSE_POINT_SCALE if reward == "dense" else 0.0
+        SplendorGame(num_players, seed=0)  # checks num_players
+        check_max_plies(max_plies, minimum=num_players)  # every seat acts in each game
+        check_seat(seat, num_players, other="random")
+        self.reward_mode = reward_mode(reward, SplendorGame.reward_modes)
+        self._point_reward = 1.0 / SplendorGame.score_scale if self.reward_mode == "score" else 0.0
         self.num_envs = num_envs
         self.num_players = num_players
         self.max_plies = -1 if max_plies is None else max_plies
@@ -219,13 +243,13 @@ class SplendorVectorEnv(VectorEnv):
         self._final_obs = np.zeros((num_envs, size), np.float32)
         self._returns = np.zeros((num_envs, 2), np.float64)
         self._flags = np.zeros((num_envs, 4), np.bool_)
-        self._games = (self.states, self.seats, self.opponents, self.next_opponents, R.new_states(num_envs))
-        self._tables = (self._cards, self._nobles, self.greedy_weights)
-        self._config = (self.seat_option, self._point_reward)
-        self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
+        self._games = Games(self.states, self.seats, self.opponents, self.next_opponents, R.new_states(num_envs))
+        self._tables = Tables(self._cards, self._nobles, self.greedy_weights)
+        self._config = Config(self.seat_option, self._point_reward)
+        self._outputs = Outputs(self._returns, self._flags, self._final_obs, self._obs, self._masks)
         self._all = np.arange(num_envs)
         self._no_actions = np.full(num_envs, -1, np.int64)
-        self._step_games = step_games_parallel if parallel else step_games
+        self.parallel = bool(parallel)
         self.copy = copy
         self._started = False
 
@@ -296,7 +320,7 @@ class SplendorVectorEnv(VectorEnv):
         the hook are decided in batches, one call per round, until none waits."""
         index = self._all
         while True:
-            self._step_games(index, actions, self._games, self._tables, self._config, self._outputs)
+            step_games(index, actions, self._games, self._tables, self._config, self._outputs, self.parallel)
             index = np.flatnonzero(self._flags[:, WAITS])
             if len(index) == 0:
                 return
@@ -307,6 +331,7 @@ class SplendorVectorEnv(VectorEnv):
         obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
         masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
         views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+        assert self.hook is not None  # only games of an external opponent wait
         chosen = np.asarray(self.hook(obs, masks, index), np.int64)
         if chosen.shape != (len(index),):
             raise ValueError(f"opponent hook returned shape {chosen.shape}, expected ({len(index)},)")
@@ -324,7 +349,7 @@ class SplendorVectorEnv(VectorEnv):
             # Every game's observation is rewritten each step, so writing into a fresh array spares the
             # copy of the env's buffer that returning fresh arrays would otherwise cost.
             self._obs = np.empty_like(self._obs)
-            self._outputs = (self._returns, self._flags, self._final_obs, self._obs, self._masks)
+            self._outputs = self._outputs._replace(obs=self._obs)
 
     def _views(self) -> tuple[np.ndarray, dict[str, Any]]:
         if self.copy:
@@ -332,12 +357,7 @@ class SplendorVectorEnv(VectorEnv):
         return self._obs, {"action_mask": self._masks}
 
     def _load_position(self, position: Any, seeds: np.ndarray) -> None:
-        from tabletop_rl.games.splendor.notation import position_from_json
-
-        row = position_from_json(position)
-        if int(row[R.NUM_PLAYERS]) != self.num_players:
-            raise ValueError(f"position has {int(row[R.NUM_PLAYERS])} players, this env has {self.num_players}")
-        self.states[:] = row
+        self.states[:] = load_position(SplendorGame, position, self.num_players, 0).state  # checked as the envs do
         for i in range(self.num_envs):
             R.seed_rng(self.states[i], int(seeds[i]))
             self.seats[i] = episode_seat(self.states[i], self.seat_option)

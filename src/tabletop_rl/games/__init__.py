@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from tabletop_rl.core.game import Game
+from tabletop_rl.core.game import Game, TurnBasedGame
 
 #: game name -> "module:class" of its ``Game``
 GAMES = {"splendor": "tabletop_rl.games.splendor.game:SplendorGame",
@@ -31,6 +31,20 @@ def game_class(name: str) -> type[Game]:
     module, _, attr = GAMES[name].partition(":")
     cls: type[Game] = getattr(importlib.import_module(module), attr)
     return cls
+
+
+def turn_based_class(name: str) -> type[TurnBasedGame]:
+    """The ``Game`` class of a turn-based game (what the AEC and Gymnasium envs take); ``ValueError`` for a
+    game of simultaneous moves.
+
+    >>> turn_based_class("space-conquest")
+    Traceback (most recent call last):
+    ValueError: space-conquest is played with simultaneous moves: use its parallel env
+    """
+    cls = game_class(name)
+    if cls.simultaneous:
+        raise ValueError(f"{name} is played with simultaneous moves: use its parallel env")
+    return cast("type[TurnBasedGame]", cls)
 
 
 def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:

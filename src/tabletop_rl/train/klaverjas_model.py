@@ -137,7 +137,8 @@ def _gradients(model: MLP, ex: Examples, positions: np.ndarray) -> tuple[float, 
     log_p = _segment_log_softmax(acts[-1], owner, seg)
     loss = float(-(target * log_p).sum() / len(positions))
     delta = ((np.exp(log_p) - target) / len(positions))[:, None]
-    gw, gb = [], []
+    gw: list[np.ndarray] = []
+    gb: list[np.ndarray] = []
     for i in range(len(model.weights) - 1, 0, -1):
         hidden = np.maximum(acts[i - 1], 0)
         gw.insert(0, hidden.T @ delta)

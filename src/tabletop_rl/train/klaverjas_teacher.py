@@ -57,15 +57,15 @@ def play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore:
         else:
             seat, n = int(state[R.CURRENT]), samples[int(state[R.TRICK_NO])]
             view = R.seat_view(state, seat)
-            legal = [int(c) for c in legal]
+            cards = [int(c) for c in legal]
             sampled = pimc_card_samples(view, seat, n, rng, table)
             padded = np.full((max(samples), R.NUM_CARDS), np.nan, np.float32)
             padded[:n] = sampled
             views.append(view)
             values.append(padded)
-            means = card_means(view, seat, sampled, "score") if player is None else player.card_scores(view, legal)
+            means = card_means(view, seat, sampled, "score") if player is None else player.card_scores(view, cards)
             best = max(means, key=lambda c: (means[c], -c))
-            action = int(rng.choice(legal)) if rng.random() < explore else best
+            action = int(rng.choice(cards)) if rng.random() < explore else best
         R.apply_action(state, action)
     return (np.array(views, np.int64).reshape(-1, R.STATE_SIZE),
             np.array(values, np.float32).reshape(-1, max(samples), R.NUM_CARDS))

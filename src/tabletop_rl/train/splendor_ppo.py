@@ -208,6 +208,8 @@ class _SpecHook:
         self.env: SplendorVectorEnv | None = None
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        if self.env is None:
+            raise RuntimeError("the hook plays in no env: set hook.env first")
         actions = np.empty(len(envs), np.int64)
         for k, i in enumerate(envs):
             game = SplendorGame._from_state(self.env.states[i].copy())

@@ -20,7 +20,11 @@ import numpy as np
 from numba import njit
 
 from tabletop_rl.core.kernels import pick_legal
+from tabletop_rl.envs.aec import TabletopAEC, splendor_env
+from tabletop_rl.envs.gym import SplendorGymEnv
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
 
 FIRST_STEP = (
     "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
@@ -47,8 +51,6 @@ def compile_times() -> tuple[float, float]:
 
 
 def python_api(seconds: float) -> float:
-    from tabletop_rl.games.splendor.game import SplendorGame
-
     picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()  # cheap random choice
     SplendorGame(2, seed=0).step(0)  # load the compiled functions before timing
     steps, seed, t0 = 0, 0, time.perf_counter()
@@ -66,21 +68,18 @@ def batched(games: int, players: int, parallel: bool, repeats: int) -> tuple[flo
     """(steps/s, games/s, mean plies per game) of random legal play to the end, best of ``repeats``."""
 
     cards, nobles = R.tables()
-    reset = R.reset_batch_parallel if parallel else R.reset_batch
-    play = R.play_random_batch_parallel if parallel else R.play_random_batch
     states = R.new_states(games)
     steps = np.zeros(games, np.int64)
     seeds = np.arange(games, dtype=np.int64)
-    reset(states[:2], seeds[:2], players, 1000)
-    play(states[:2], cards, nobles, steps[:2])  # compile / load
-    best = None
+    R.reset_batch(states[:2], seeds[:2], players, 1000, parallel)
+    R.play_random_batch(states[:2], cards, nobles, steps[:2], parallel)  # compile / load
+    times = []
     for _ in range(repeats):
-        reset(states, seeds, players, 1000)
+        R.reset_batch(states, seeds, players, 1000, parallel)
         t0 = time.perf_counter()
-        play(states, cards, nobles, steps)
-        dt = time.perf_counter() - t0
-        if best is None or dt < best:
-            best = dt
+        R.play_random_batch(states, cards, nobles, steps, parallel)
+        times.append(time.perf_counter() - t0)
+    best = min(times)
     total = int(steps.sum())
     return total / best, games / best, total / games
 
@@ -104,8 +103,6 @@ def aec_steps_per_second(env, seconds: float) -> float:
 
 
 def gym_steps_per_second(seconds: float) -> float:
-    from tabletop_rl.envs.splendor_gym import SplendorGymEnv
-
     env = SplendorGymEnv(opponent="random")
     picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
     steps, t0 = 0, time.perf_counter()
@@ -129,8 +126,6 @@ def random_legal_actions(masks, draws, actions):
 def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:
     """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
     30 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
-    from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
-
     env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy)
     _obs, info = env.reset(seed=0)
     draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))
@@ -158,8 +153,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--games", type=int, default=10000, help="games in the batched core measurement")
     ap.add_argument("--num-envs", type=int, default=1024, help="games in the vector env")
     args = ap.parse_args(argv)
-    from tabletop_rl.envs.splendor_aec import raw_env, splendor_env
-
     rows = [("Python API step + legal_mask (2p)", f"{python_api(args.seconds):,.0f} steps/s")]
     for parallel in (False, True):
         label = f"{numba.get_num_threads()} threads" if parallel else "1 thread"
@@ -167,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((f"core batched random play (2p, {label})", f"{sps:,.0f} steps/s, {gps:,.0f} games/s"))
     rows += [
         ("splendor_env() (AEC, wrapped)", f"{aec_steps_per_second(splendor_env(), args.seconds):,.0f} steps/s"),
-        ("raw_env (AEC)", f"{aec_steps_per_second(raw_env(), args.seconds):,.0f} steps/s"),
+        ("TabletopAEC (unwrapped AEC)",
+         f"{aec_steps_per_second(TabletopAEC('splendor'), args.seconds):,.0f} steps/s"),
         ("Gymnasium env vs random", f"{gym_steps_per_second(args.seconds):,.0f} steps/s"),
         (f"SplendorVectorEnv({args.num_envs}) vs random",
          f"{vector_steps_per_second(args.num_envs, 'random', args.seconds):,.0f} env-steps/s"),

@@ -23,21 +23,36 @@ Configuration: a YAML file (``--config``) with the keys of ``ServiceConfig``, ov
 environment variables ``KLAVERJAS_MODEL_PATH``, ``KLAVERJAS_API_URL``, ``KLAVERJAS_API_KEY``,
 ``KLAVERJAS_API_TIMEOUT_S``. Each request logs one JSON line (request id, sanitised inputs, legal
 cards, choice, scores, responder, milliseconds); the API key is never logged.
+
+This module is the ``[serve]`` extra's entry point: it imports fastapi, pydantic, httpx, uvicorn and pyyaml
+at its top, and no other module of the package imports it (``tabletop serve klaverjas`` loads it by name).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import httpx
 import numpy as np
+import uvicorn
+import yaml
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 
+from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.baselines import heuristic_scores
+from tabletop_rl.games.klaverjas.determinize import excluded_by_play
 
 MAX_BODY_BYTES = 64 * 1024
 CARD_PATTERN = r"^(7|8|9|10|J|Q|K|A)[CDHS]$"
@@ -56,10 +71,8 @@ class ServiceConfig:
     port: int = 8000
 
     @classmethod
-    def load(cls, path: str | None = None, environ: dict[str, str] | None = None) -> ServiceConfig:
+    def load(cls, path: str | None = None, environ: Mapping[str, str] | None = None) -> ServiceConfig:
         """Settings from the YAML file ``path`` (optional), then the environment; ``ValueError`` on bad keys."""
-        import yaml
-
         values: dict[str, Any] = {}
         if path:
             data = yaml.safe_load(Path(path).read_text()) or {}
@@ -70,11 +83,11 @@ class ServiceConfig:
             if unknown:
                 raise ValueError(f"config {path}: unknown setting(s) {sorted(unknown)}")
             values.update(data)
-        environ = os.environ if environ is None else environ
+        env: Mapping[str, str] = os.environ if environ is None else environ
         for name in ("model_path", "api_url", "api_key", "api_timeout_s"):
             key = f"KLAVERJAS_{name.upper()}"
-            if key in environ:
-                values[name] = environ[key]
+            if key in env:
+                values[name] = env[key]
         config = cls(**values)
         config.api_timeout_s = float(config.api_timeout_s)
         config.port = int(config.port)
@@ -82,69 +95,71 @@ class ServiceConfig:
 
 
 # --- request / response schema -----------------------------------------------------------------
-def _schemas():
-    from pydantic import BaseModel, ConfigDict, Field
+Card = Annotated[str, Field(pattern=CARD_PATTERN)]
+Seat = Annotated[int, Field(ge=0, le=3)]
 
-    Card = Field(pattern=CARD_PATTERN)
-    Seat = Field(ge=0, le=3)
 
-    class TablePlay(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        player: int = Seat
-        card: str = Card
+class TablePlay(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    player: Seat
+    card: Card
 
-    class HistoryTrick(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        leader: int = Seat
-        plays: list[str | TablePlay] = Field(min_length=4, max_length=4)
-        winner: int | None = Field(default=None, ge=0, le=3)
-        points: int | None = None
 
-    class BestCardRequest(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        hand: list[str] = Field(min_length=1, max_length=8)
-        table: list[TablePlay] = Field(default_factory=list)
-        history: list[HistoryTrick] = Field(default_factory=list, max_length=7)
-        trump: str = Field(pattern=r"^[CDHS]$")
-        playerPosition: int = Seat
-        leaderPosition: int | None = Field(default=None, ge=0, le=3)
-        partnerPosition: int | None = Field(default=None, ge=0, le=3)
-        makerPosition: int | None = Field(default=None, ge=0, le=3,
-                                          description="seat that chose trump (default: leader of the first trick)")
-        scoringMode: Literal["simple", "points", "winTrick"] = "simple"
-        topK: int = Field(default=3, ge=1, le=8)
-        requestId: str | None = Field(default=None, max_length=200)
-        rules: Literal["rotterdam", "amsterdam"] = "rotterdam"
-        amsterdamUndertrump: Literal["forbidden_unless_only_trumps", "forced"] = Field(
-            default="forbidden_unless_only_trumps", description="Amsterdam house rule: undertrump an opponent's "
-                                                                "trump you cannot beat (forced) or discard")
-        stukMode: Literal["same_trick", "declared_from_hand"] = Field(
-            default="same_trick", description="how the history's stuk (K+Q of trump) scored")
-        quartetValues: Literal["standard", "low_100", "all_100"] = Field(
-            default="standard", description="quartet roem preset for the history")
-        allowFallback: bool = True
+class HistoryTrick(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    leader: Seat
+    plays: list[str | TablePlay] = Field(min_length=4, max_length=4)
+    winner: int | None = Field(default=None, ge=0, le=3)
+    points: int | None = None
 
-    class Candidate(BaseModel):
-        card: str
-        score: float
-        legal: bool
-        reason: str
 
-    class ModelInfo(BaseModel):
-        name: str
-        version: str
+class BestCardRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hand: list[str] = Field(min_length=1, max_length=8)
+    table: list[TablePlay] = Field(default_factory=list)
+    history: list[HistoryTrick] = Field(default_factory=list, max_length=7)
+    trump: str = Field(pattern=r"^[CDHS]$")
+    playerPosition: Seat
+    leaderPosition: int | None = Field(default=None, ge=0, le=3)
+    partnerPosition: int | None = Field(default=None, ge=0, le=3)
+    makerPosition: int | None = Field(default=None, ge=0, le=3,
+                                      description="seat that chose trump (default: leader of the first trick)")
+    scoringMode: Literal["simple", "points", "winTrick"] = "simple"
+    topK: int = Field(default=3, ge=1, le=8)
+    requestId: str | None = Field(default=None, max_length=200)
+    rules: Literal["rotterdam", "amsterdam"] = "rotterdam"
+    amsterdamUndertrump: Literal["forbidden_unless_only_trumps", "forced"] = Field(
+        default="forbidden_unless_only_trumps", description="Amsterdam house rule: undertrump an opponent's "
+                                                            "trump you cannot beat (forced) or discard")
+    stukMode: Literal["same_trick", "declared_from_hand"] = Field(
+        default="same_trick", description="how the history's stuk (K+Q of trump) scored")
+    quartetValues: Literal["standard", "low_100", "all_100"] = Field(
+        default="standard", description="quartet roem preset for the history")
+    allowFallback: bool = True
 
-    class BestCardResponse(BaseModel):
-        bestCard: str
-        candidates: list[Candidate]
-        legalCards: list[str]
-        model: ModelInfo
-        requestId: str | None
 
-    class ErrorResponse(BaseModel):
-        detail: str
+class Candidate(BaseModel):
+    card: str
+    score: float
+    legal: bool
+    reason: str
 
-    return BestCardRequest, BestCardResponse, ErrorResponse
+
+class ModelInfo(BaseModel):
+    name: str
+    version: str
+
+
+class BestCardResponse(BaseModel):
+    bestCard: str
+    candidates: list[Candidate]
+    legalCards: list[str]
+    model: ModelInfo
+    requestId: str | None
+
+
+class ErrorResponse(BaseModel):
+    detail: str
 
 
 class RequestError(Exception):
@@ -163,7 +178,7 @@ def _card(text: str, field_name: str) -> int:
         raise RequestError(400, f"{field_name}: {e}") from None
 
 
-def _check_places(req: Any) -> tuple[list[int], list[list[int]], list[int]]:
+def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], list[int]]:
     """Card ids of the hand, history tricks and table; 400 for a card in two places."""
     seen: dict[int, str] = {}
 
@@ -189,7 +204,7 @@ def _check_places(req: Any) -> tuple[list[int], list[list[int]], list[int]]:
     return hand, history, table
 
 
-def _check_seats(req: Any) -> int:
+def _check_seats(req: BestCardRequest) -> int:
     """The leader of the trick in progress; 400 for seat inconsistencies."""
     if len(req.table) > 3:
         raise RequestError(400, f"table: at most 3 cards can lie on the table, got {len(req.table)}")
@@ -206,7 +221,7 @@ def _check_seats(req: Any) -> int:
     return leader
 
 
-def position_from_request(req: Any) -> np.ndarray:
+def position_from_request(req: BestCardRequest) -> np.ndarray:
     """The state row of the player's view (other hands empty); 400/422 ``RequestError`` otherwise."""
     hand, history, table = _check_places(req)
     leader = _check_seats(req)
@@ -236,7 +251,7 @@ def position_from_request(req: Any) -> np.ndarray:
     return state
 
 
-def _rules_state(req: Any) -> np.ndarray:
+def _rules_state(req: BestCardRequest) -> np.ndarray:
     """A row with the request's rule knobs; 400 naming the field for a combination the rules refuse."""
     try:
         return R.new_state(rules=req.rules, stuk_mode=req.stukMode, quartet_values=req.quartetValues,
@@ -255,7 +270,7 @@ def _declared_stuk(state: np.ndarray) -> None:
         state[R.DECLARED_STUK] = team
 
 
-def _replay_history(state: np.ndarray, req: Any, history: list[list[int]]) -> None:
+def _replay_history(state: np.ndarray, req: BestCardRequest, history: list[list[int]]) -> None:
     """Fill the finished tricks; 422 when leaders, winners or points contradict the rules."""
     trump = int(state[R.TRUMP])
     for i, (trick, cards) in enumerate(zip(req.history, history)):
@@ -279,8 +294,6 @@ def _replay_history(state: np.ndarray, req: Any, history: list[list[int]]) -> No
 
 def _check_voids(state: np.ndarray, seat: int) -> None:
     """422 when the player's own hand contradicts what the player's earlier plays showed."""
-    from tabletop_rl.games.klaverjas.determinize import excluded_by_play
-
     trump, regime = int(state[R.TRUMP]), int(R.follow_regime(state))
     hand = int(state[R.HAND + seat])
     for t in range(int(state[R.TRICK_NO])):
@@ -297,16 +310,12 @@ class ExternalScorer:
     bearer ``api_key``; the answer ``{"scores": {"JH": 0.9, ...}, "model": {"name", "version"}}``."""
 
     def __init__(self, base_url: str, api_key: str = "", timeout_s: float = 1.0) -> None:
-        import httpx
-
         self.base_url, self.timeout_s = base_url.rstrip("/"), timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=timeout_s, headers=headers)
 
     def scores(self, body: dict, legal: list[str]) -> tuple[dict[str, float], dict]:
         """Scores by card name and the model info; ``RuntimeError`` for any failure (network, status, shape)."""
-        import httpx
-
         try:
             reply = self.client.post(f"{self.base_url}/score", json={**body, "legalCards": legal})
             reply.raise_for_status()
@@ -332,20 +341,21 @@ def _immediate_swing(state: np.ndarray, card: int) -> tuple[bool, float]:
     return takes, points if R.team_of(holder) == R.team_of(seat) else -points
 
 
+def _model_info(model: M.MLP) -> dict[str, Any]:
+    return {"name": "klaverjas-mlp", "version": model.meta.get("created", "unknown")}
+
+
 class BestCardService:
     """Chooses a card for a request: validation, responders in order, re-ranking, logging."""
 
     def __init__(self, config: ServiceConfig) -> None:
-        from tabletop_rl.games.klaverjas import model as M
-
         self.config = config
         path = M.packaged_model_path() if config.model_path == "packaged" else (config.model_path or None)
         self.model = M.load(path) if path else None
-        self.model_info = ({"name": "klaverjas-mlp", "version": self.model.meta.get("created", "unknown")}
-                           if self.model else None)
+        self.model_info = _model_info(self.model) if self.model is not None else None
         self.external = ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url else None
 
-    def choose(self, req: Any) -> dict:
+    def choose(self, req: BestCardRequest) -> dict:
         """The response body for a validated request (``RequestError`` for 400/422/503)."""
         start = time.perf_counter()
         state = position_from_request(req)
@@ -368,10 +378,12 @@ class BestCardService:
                              "ms": round((time.perf_counter() - start) * 1000, 2)}))
         return body
 
-    def _score(self, req: Any, state: np.ndarray, legal: list[int]) -> tuple[dict, dict, dict]:
+    def _score(self, req: BestCardRequest, state: np.ndarray,
+               legal: list[int]) -> tuple[dict[int, float], dict[int, str], dict[str, Any]]:
+        """Scores and reasons by card id, and the responder's name and version."""
         if self.model is not None:
             scores = self.model.card_scores(state, legal)
-            return scores, dict.fromkeys(legal, "local model"), self.model_info
+            return scores, dict.fromkeys(legal, "local model"), _model_info(self.model)
         if self.external is not None:
             try:
                 by_name, info = self.external.scores(req.model_dump(), [R.card_name(c) for c in legal])
@@ -382,8 +394,6 @@ class BestCardService:
         if not req.allowFallback:
             raise RequestError(503, "allowFallback: a model is required but none is available "
                                     "(no local model loaded and the external API did not answer)")
-        from tabletop_rl.games.klaverjas.baselines import heuristic_scores
-
         heuristic = heuristic_scores(state, legal)
         return ({c: s for c, (s, _) in heuristic.items()}, dict.fromkeys(legal, "fallback"),
                 {"name": "heuristic", "version": "1"})
@@ -400,7 +410,7 @@ class BestCardService:
         return {c: swing[c][1] + finite[c] / 1000 for c in legal}
 
 
-def _sanitised(req: Any) -> dict:
+def _sanitised(req: BestCardRequest) -> dict:
     """Request fields worth logging: the position, not free text beyond the request id."""
     return {"hand": req.hand, "table": [p.card for p in req.table], "tricks": len(req.history),
             "trump": req.trump, "playerPosition": req.playerPosition, "rules": req.rules,
@@ -409,7 +419,7 @@ def _sanitised(req: Any) -> dict:
 
 
 # --- the app -------------------------------------------------------------------------------------
-def _field_message(errors: list[dict]) -> str:
+def _field_message(errors: Sequence[Any]) -> str:
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     return f"{where}: {first.get('msg', 'invalid')}"
@@ -417,11 +427,6 @@ def _field_message(errors: list[dict]) -> str:
 
 def create_app(config: ServiceConfig | None = None):
     """The FastAPI application (``uvicorn.run(create_app(), ...)``)."""
-    from fastapi import FastAPI, Request
-    from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
-
-    BestCardRequest, BestCardResponse, ErrorResponse = _schemas()
     service = BestCardService(config or ServiceConfig())
     app = FastAPI(title="Klaverjas best-card service", version="1",
                   description=__doc__.split("\n\n", 1)[1])
@@ -449,11 +454,11 @@ def create_app(config: ServiceConfig | None = None):
     async def refused(request: Request, exc: RequestError):
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
 
-    def best_card(req) -> dict:
+    def best_card(req: BestCardRequest) -> dict:
         return service.choose(req)
 
-    best_card.__annotations__["req"] = BestCardRequest  # a class made here: no string annotation to resolve
-    documented = {code: {"model": ErrorResponse, "description": text} for code, text in errors.items()}
+    documented: dict[int | str, dict[str, Any]] = {code: {"model": ErrorResponse, "description": text}
+                                                   for code, text in errors.items()}
     app.post("/v1/best-card", response_model=BestCardResponse, responses=documented)(best_card)
 
     @app.get("/healthz")
@@ -465,8 +470,6 @@ def create_app(config: ServiceConfig | None = None):
 
 def serve_main(argv: list[str] | None = None) -> int:
     """``tabletop serve klaverjas [--config FILE] [--host H] [--port P]``: run the service with uvicorn."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog="tabletop serve klaverjas", description=serve_main.__doc__)
     parser.add_argument("--config", help="YAML settings file (keys of ServiceConfig)")
     parser.add_argument("--host")
@@ -478,8 +481,6 @@ def serve_main(argv: list[str] | None = None) -> int:
         parser.error(str(e))
     config.host = args.host or config.host
     config.port = args.port or config.port
-    import uvicorn
-
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     uvicorn.run(create_app(config), host=config.host, port=config.port, log_level="warning")
     return 0

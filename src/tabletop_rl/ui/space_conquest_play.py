@@ -18,6 +18,8 @@ import re
 import sys
 from typing import Any, TextIO
 
+from tabletop_rl.agents import make_policy
+from tabletop_rl.agents.llm.client import LLMError
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import MOVE_HELP as HELP
 from tabletop_rl.games.space_conquest.actions import check_orders, star_index
@@ -164,8 +166,6 @@ def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout
     on standard error. ``quit``, the end of input, Ctrl-C and a failed LLM all leave the game saved in
     ``--save``.
     """
-    from tabletop_rl.agents.llm.client import LLMError
-
     args = build_parser().parse_args(argv)
     term = Terminal(stdin, stdout)
     try:
@@ -221,8 +221,6 @@ def load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
 
 
 def make_seats(args: argparse.Namespace) -> list[Any]:
-    from tabletop_rl.agents import make_policy
-
     if args.mode == "hvh":
         return ["human", "human"]
     if args.mode == "hvl":

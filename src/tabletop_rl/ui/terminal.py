@@ -116,13 +116,13 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
             con.say(f"P{mover} ({policies[mover].name}) plays {state.move_name(action)}")
             state.step(action)
             continue
-        action = _ask_move(table, stdin, con)
-        if action is None:
+        choice = _ask_move(table, stdin, con)
+        if choice is None:
             save_table(table, save)
             con.say(f"Game saved to {save}; resume with: tabletop play {table.game} --load {save}")
             return 0
-        con.say(f"P{mover} (you) plays {state.move_name(action)}")
-        state.step(action)
+        con.say(f"P{mover} (you) plays {state.move_name(choice)}")
+        state.step(choice)
     con.say(state.render(viewer=table.seat, color=con.color))
     con.say(result_line(state))
     return 0

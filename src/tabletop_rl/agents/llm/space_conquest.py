@@ -137,11 +137,11 @@ class ToolLLMPolicy(SpaceConquestPolicy):
     def _tools_for(self, game: SpaceConquestGame, seat: int) -> PlayerTools:
         """This seat's tools over this turn's view (each turn brings a fresh ``fog_copy``); the memory
         lasts while the turns go on for the same seat, and a new game (or ``reset``) starts it empty."""
-        old = self._tools
-        if old is None or old.player != seat or game.turn <= old.game.turn:
-            self._tools = PlayerTools(game, seat, self.max_tool_calls)
-        self._tools.start_turn(game)
-        return self._tools
+        tools = self._tools
+        if tools is None or tools.player != seat or game.turn <= tools.game.turn:
+            tools = self._tools = PlayerTools(game, seat, self.max_tool_calls)
+        tools.start_turn(game)
+        return tools
 
     def _converse(self, tools: PlayerTools, record: TurnRecord) -> dict[str, Any] | None:
         """Run the model's tool calls until an accepted submission (its orders) or the limits (``None``)."""

@@ -148,7 +148,10 @@ def describe_move(game: SplendorGame, seat: int, action: int) -> str:
     if k in ("reserve", "buy"):
         level, slot = (int(x) for x in arg.split("."))
         verb = "reserve" if k == "reserve" else "buy"
-        words = f"{verb} {_card_words(game.market(level)[slot])}"
+        card = game.market(level)[slot]
+        if card is None:  # a legal move never names an empty slot
+            raise ValueError(f"{name}: market slot {level}.{slot} is empty")
+        words = f"{verb} {_card_words(card)}"
         return words + (_gold_words(game) if k == "reserve" else "")
     if k == "reserve_deck":
         return f"reserve the top card of the level {arg} deck unseen" + _gold_words(game)

@@ -1,8 +1,9 @@
 """Klaverjas baselines: the rule-based ``heuristic`` and the distilled ``model`` (registered, with the
 determinised ``search`` of ``tabletop_rl.agents.search.klaverjas``, by ``tabletop_rl.agents.klaverjas``).
 
-Policies get ``info={"state": row, "player": seat}`` (``info["game"]`` may be the env, whose
-``state_row`` is used). They read only what ``seat`` may see: its own hand and the public record.
+Policies get ``info={"state": row, "player": seat}`` (``KlaverjasGame.policy_info``; an
+``info["game"]`` holding a ``KlaverjasGame`` is read through its ``state``). They read only what ``seat``
+may see: its own hand and the public record.
 
 ``heuristic`` (deterministic), for trump choice: a suit's strength is its trump points in hand plus
 10 per card; name the strongest suit (pass under ``free_with_pass`` / ``proposed_suit`` when it is
@@ -47,7 +48,7 @@ def state_and_seat(info: Mapping[str, Any], policy: str) -> tuple[np.ndarray, in
     """``info``'s state row and seat, checked: the seat must be the one to act."""
     state = info.get("state")
     if state is None and info.get("game") is not None:
-        state = getattr(info["game"], "state_row", info["game"])
+        state = getattr(info["game"], "state", info["game"])
     seat = info.get("player")
     if state is None or seat is None:
         raise ValueError(f"{policy} needs info={{'state': klaverjas state row, 'player': seat}}")

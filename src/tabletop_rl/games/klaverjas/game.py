@@ -17,12 +17,13 @@ import json
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
-from tabletop_rl.games.klaverjas.observe import observe
+from tabletop_rl.games.klaverjas.observe import OBS_SIZE, end_rewards, observe
 from tabletop_rl.games.klaverjas.render import render_text
 
 __all__ = ["KlaverjasGame"]
@@ -38,6 +39,7 @@ class KlaverjasGame(TurnBased):
     default_max_plies = None  # every deal ends after 8 tricks
     option_names = ("deals", "rules", "trump_selection", "all_pass", "first_lead", "pit_for_defenders", "kraken",
                     "target", "quartet_values", "stuk_mode", "amsterdam_undertrump_vs_opponent")
+    num_actions = R.NUM_ACTIONS
     move_name = staticmethod(move_name)
     move_id = staticmethod(move_id)
 
@@ -56,7 +58,9 @@ class KlaverjasGame(TurnBased):
         return MOVE_HELP
 
     # --- seats and players -----------------------------------------------------------------
-    num_players = 2
+    @property
+    def num_players(self) -> int:
+        return 2
 
     @property
     def num_seats(self) -> int:
@@ -88,6 +92,10 @@ class KlaverjasGame(TurnBased):
         return f"{shown} is not legal now (legal: {', '.join(legal) or 'none, the match is over'})"
 
     # --- what a seat sees --------------------------------------------------------------------
+    @staticmethod
+    def observation_space(num_players: int = 2) -> spaces.Box:
+        return spaces.Box(0.0, np.inf, (OBS_SIZE,), np.float32)
+
     def observe(self, seat: int) -> np.ndarray:
         return observe(self.state, seat)
 
@@ -129,6 +137,19 @@ class KlaverjasGame(TurnBased):
     def winners(self) -> list[int]:
         """The partnership(s) with the higher match score once the match is over; both on a tie."""
         return [t for t, place in enumerate(self.ranks) if place == 0] if self.is_over else []
+
+    # --- rewards and the random stream (what the envs need) ---------------------------------------
+    def end_rewards(self, mode: str = "win") -> list[float]:
+        """Per seat, zero-sum, once the match is over: ``win``: +1 for the partnership with the higher match
+        score, -1 for the other, 0 on a tie; ``score``: (own - other match score) / (162 x deals played)."""
+        return end_rewards(self.state, mode)
+
+    def random_below(self, n: int) -> int:
+        return int(R.random_below(self.state, n))
+
+    def reseed(self, seed: int) -> None:
+        """Seed the match's random stream (later deals, random opponents, the next episode's seed)."""
+        R.seed_rng(self.state, seed)
 
     # --- JSON --------------------------------------------------------------------------------
     def to_json(self) -> str:

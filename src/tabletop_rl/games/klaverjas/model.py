@@ -92,7 +92,7 @@ def suit_order(state: np.ndarray) -> list[int]:
 
     def key(suit: int) -> tuple[int, int, int, int]:
         bits = [(cards >> (8 * suit)) & 0xFF for cards in (hand, table, played)]
-        return (bin(bits[0]).count("1"), *bits)
+        return bin(bits[0]).count("1"), bits[0], bits[1], bits[2]
 
     plain = sorted((s for s in range(4) if s != trump), key=lambda s: (-np.array(key(s))).tolist())
     order = [0] * 4

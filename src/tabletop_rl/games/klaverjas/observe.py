@@ -98,7 +98,7 @@ def match_left(state: np.ndarray) -> float:
 
 def end_rewards(state: np.ndarray, mode: str = "win") -> list[float]:
     """Per seat, zero-sum: ``win``: +1 for the team with the higher match score, -1 for the other, 0 on a
-    tie; ``points``: (own - other match score) / (162 x deals played).
+    tie; ``score``: (own - other match score) / (162 x deals played).
 
     >>> s = R.new_state(seed=1); _ = R.play_random(s); sorted(set(end_rewards(s)))
     [-1.0, 1.0]

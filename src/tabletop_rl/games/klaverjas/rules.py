@@ -15,7 +15,7 @@ RNG words, so a match's course depends on its seed and the actions alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -583,10 +583,16 @@ def reset_state(state, seed):
         if not (RULES <= i <= NUM_DEALS or KRAKEN <= i < QUARTETS + 8):
             state[i] = 0
     state[DEALER] = 3
+    seed_rng(state, seed)
+    deal(state)
+
+
+@njit(cache=True)
+def seed_rng(state, seed):
+    """Seed the match's RNG words (later deals and random play) from a 64-bit seed."""
     _, z = splitmix64(np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03))
     state[RNG] = np.int64(z & np.uint64(MASK32))
     state[RNG + 1] = np.int64(z >> np.uint64(32))
-    deal(state)
 
 
 @njit(cache=True)
@@ -695,7 +701,7 @@ def seat_view(state: np.ndarray, seat: int) -> np.ndarray:
     return view
 
 
-def option_index(value: str, name: str, choices: tuple[str, ...]) -> int:
+def option_index(value: Any, name: str, choices: tuple[Any, ...]) -> int:
     """Index of ``value`` in ``choices``; ``ValueError`` naming the option otherwise."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
@@ -781,7 +787,7 @@ def new_state(seed: int = 0, **options: Any) -> np.ndarray:
     return state
 
 
-def position(hands: dict[int, list[str]], trump: str, leader: int, table: list[str] = (),
+def position(hands: dict[int, list[str]], trump: str, leader: int, table: Sequence[str] = (),
              maker: int | None = None, trick_no: int | None = None, **options: Any) -> np.ndarray:
     """A row in the middle of a deal: the hands each seat still holds, trump, the seat that led the
     trick in progress and the cards already on the table (played in order from ``leader``).

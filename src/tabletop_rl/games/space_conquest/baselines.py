@@ -3,7 +3,7 @@ and ``play_match`` to pit two policies.
 
 A Space Conquest policy's ``act(observation, action_mask, info)`` returns an env action: the RL
 vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": SpaceConquestGame,
-"player": seat}`` where the game is a ``fog_copy``: only what that seat knows (``policy_info``).
+"player": seat}`` where the game is a ``fog_copy``: only what that seat knows (``observe.policy_info``).
 
 >>> result = play_match(HeuristicPolicy(), RandomPolicy(seed=1), seed=3)
 >>> result["winner"] in (0, 1, None), result["turn"] >= 2
@@ -12,7 +12,6 @@ vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": Sp
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.core.policy import BasePolicy
+from tabletop_rl.core.policy import SeededPolicy
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
@@ -30,8 +29,9 @@ UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
 UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
 
 
-class SpaceConquestPolicy(BasePolicy):
-    """Timing and a check of the action's form; subclasses write ``decide``."""
+class SpaceConquestPolicy(SeededPolicy):
+    """Timing and a check of the action's form; subclasses write ``decide``, which answers JSON orders or an
+    RL action vector (not an index into the mask, so ``BasePolicy.act`` does not apply)."""
 
     def act(self, observation: Any, action_mask: Any, info: Mapping[str, Any] | None = None) -> Any:
         self._nodes = 0
@@ -41,6 +41,9 @@ class SpaceConquestPolicy(BasePolicy):
         if not isinstance(action, (dict, np.ndarray)):
             raise RuntimeError(f"policy {self.name!r} returned {type(action).__name__}, not orders or an RL action")
         return action
+
+    def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> dict[str, Any] | np.ndarray:
+        raise NotImplementedError
 
 
 # --- random ---------------------------------------------------------------------------------------
@@ -184,37 +187,7 @@ def play_match(policy_0: Any, policy_1: Any, seed: int, max_turns: int = R.DEFAU
     return game.result()
 
 
-def policy_info(game: SpaceConquestGame, player: int) -> dict[str, Any]:
-    """The ``info`` of ``player``'s policy: ``{"game": the game as player knows it (observe.fog_copy),
-    "player": player}``, so no policy can read what its player has not seen."""
-    return {"game": O.fog_copy(game, player), "player": player}
-
-
 def policy_orders(policy: Any, game: SpaceConquestGame, player: int) -> dict[str, Any] | str:
     """Ask ``policy`` for ``player``'s orders this turn, as JSON orders whatever form it answers in."""
     obs, mask = O.encode(game.state, player)
-    return as_orders(game, player, policy.act(obs, mask, policy_info(game, player)))
-
-
-def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any] | str:
-    """A policy's answer as JSON-ready orders for ``game.step``: an RL action vector is decoded for
-    ``player``; an orders object is copied through JSON and orders text is kept as it is, so a record
-    of either replays the same. Orders that break the rules are left for ``check_orders`` to skip and
-    report; ``ValueError`` only for an answer that is none of these forms.
-
-    >>> as_orders(SpaceConquestGame(seed=1), 0, {"moves": []})
-    {'moves': []}
-    """
-    if isinstance(action, (str, bytes)):
-        return action.decode("utf-8", "replace") if isinstance(action, bytes) else action
-    if isinstance(action, Mapping):
-        try:
-            return json.loads(json.dumps(action))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"player {player}'s orders are not JSON data: {e}") from None
-    vector = np.asarray(action)
-    if vector.shape != (O.ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
-        raise ValueError(f"player {player} answered {type(action).__name__} {vector.shape}: neither JSON orders "
-                         f"nor an RL action of {O.ACTION_NVEC.size} integers")
-    return O.moves_from_action(game, player, vector)
-
+    return O.as_orders(game, player, policy.act(obs, mask, O.policy_info(game, player)))

@@ -131,6 +131,10 @@ class SpaceConquestGame:
     def is_truncated(self) -> bool:
         return False
 
+    def random_below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` from the game's own random stream (the next episode's seed)."""
+        return int(R.random_below(self.state, n))
+
     @property
     def scores(self) -> list[int]:
         return [self.owned_ru(p) for p in range(R.NUM_PLAYERS)]
@@ -183,8 +187,8 @@ class SpaceConquestGame:
     @property
     def history(self) -> list[list[Moves]]:
         """Per turn played, per seat: the moves that executed, ``(origin, destination, ships)``."""
-        return [[[tuple(int(v) for v in orders[p, j]) for j in range(counts[p])] for p in range(R.NUM_PLAYERS)]
-                for orders, counts in self._history]
+        return [[[(int(orders[p, j, 0]), int(orders[p, j, 1]), int(orders[p, j, 2])) for j in range(counts[p])]
+                 for p in range(R.NUM_PLAYERS)] for orders, counts in self._history]
 
     def _require_playing(self) -> None:
         if self.is_over:
@@ -291,7 +295,7 @@ class SpaceConquestGame:
     @classmethod
     def from_json(cls, text_or_dict: str | dict) -> SpaceConquestGame:
         """Load a saved game; ``ValueError`` naming the first problem in a corrupt save."""
-        data = text_or_dict
+        data: Any = text_or_dict
         if isinstance(text_or_dict, (str, bytes)):
             try:
                 data = json.loads(text_or_dict)

@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks
+from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, action_id, action_name, kind, to_action_id
 from tabletop_rl.games.splendor.notation import (
@@ -25,10 +26,11 @@ from tabletop_rl.games.splendor.notation import (
     reserved_cards,
     table_nobles,
 )
-from tabletop_rl.games.splendor.observe import observe
+from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
+from tabletop_rl.games.splendor.picture import render_rgb
 from tabletop_rl.games.splendor.render import render_ansi
 
-__all__ = ["IllegalActionError", "SplendorGame"]
+__all__ = ["IllegalActionError", "SplendorGame", "check_max_plies"]
 
 
 def _seed_int(seed: int | None) -> int:
@@ -39,12 +41,20 @@ def _seed_int(seed: int | None) -> int:
     return int(seed) & ((1 << 63) - 1)
 
 
-def _max_plies(max_plies: int | None) -> int:
+def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
+    """The ply cap as the core stores it (-1: none); ``ValueError`` unless it is None or an integer from
+    ``minimum`` to the core's largest (the vector env asks for at least one ply per seat, so every seat
+    acts in each game: the first round has no sub-steps).
+
+    >>> check_max_plies(None), check_max_plies(300)
+    (-1, 300)
+    """
     if max_plies is None:
         return -1
     if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
-            or not 1 <= max_plies <= R.MAX_PLY_VALUE:
-        raise ValueError(f"max_plies must be a positive integer or None, got {max_plies!r}")
+            or not minimum <= max_plies <= R.MAX_PLY_VALUE:
+        least = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
+        raise ValueError(f"max_plies must be {least} (at most {R.MAX_PLY_VALUE}) or None, got {quote(max_plies)}")
     return int(max_plies)
 
 
@@ -59,6 +69,9 @@ class SplendorGame(TurnBased):
     player_counts = (2, 3, 4)
     option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
     default_max_plies = R.DEFAULT_MAX_PLIES
+    num_actions = NUM_ACTIONS
+    render_modes = ("ansi", "human", "rgb_array")
+    score_scale = 15.0  # reward "score": prestige points gained / 15 (the winning threshold) on each step
 
     def __init__(self, num_players: int = 2, seed: int | None = None,
                  max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
@@ -66,7 +79,7 @@ class SplendorGame(TurnBased):
             raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
         self._cards, self._nobles = R.tables()
         self.state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
-        R.reset_state(self.state, _seed_int(seed), int(num_players), _max_plies(max_plies))
+        R.reset_state(self.state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
         self._mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._refresh()
 
@@ -124,9 +137,21 @@ class SplendorGame(TurnBased):
         return MOVE_HELP
 
     # --- what a seat sees ----------------------------------------------------------------
+    @staticmethod
+    def observation_space(num_players: int) -> spaces.Box:
+        return observation_box(num_players)
+
     def observe(self, seat: int) -> np.ndarray:
         """``float32`` observation of ``seat`` (docs/observations.md)."""
-        return observe(self.state, seat)
+        out = np.empty(observation_size(int(self.state[R.NUM_PLAYERS])), np.float32)
+        encode_into(self.state, seat, self._cards, self._nobles, out)
+        return out
+
+    def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray:
+        """``seat``'s legal moves, all False unless it is to act (and once the game is over)."""
+        if seat == self.state[R.CURRENT]:
+            return self._mask.astype(dtype)
+        return np.zeros(NUM_ACTIONS, dtype)
 
     def policy_info(self, seat: int) -> dict[str, Any]:
         """Search policies determinise from the game themselves (``seat_view``); none reads its hidden cards."""
@@ -138,6 +163,34 @@ class SplendorGame(TurnBased):
     def render(self, viewer: int | None = None, color: bool = False) -> str:
         """The text board as ``viewer`` sees it (``None``: a spectator)."""
         return render_ansi(self, viewer=viewer, color=color)
+
+    def render_rgb(self, viewer: int | None = None) -> np.ndarray:
+        """The board drawn as a ``uint8[720, 960, 3]`` image for ``viewer``."""
+        return render_rgb(self, viewer)
+
+    # --- rewards and random play (what the envs need) ------------------------------------------
+    def end_rewards(self, mode: str = "win") -> list[float]:
+        """Zero-sum end rewards per seat, in either reward mode: winners share +1, losers share -1; all 0
+        when everyone won, while playing, and after a truncation.
+
+        >>> SplendorGame(3, seed=0).end_rewards()
+        [0.0, 0.0, 0.0]
+        """
+        return [float(R.end_reward(self.state, p)) for p in range(self.num_players)]
+
+    def random_below(self, n: int) -> int:
+        return int(R.random_below(self.state, n))
+
+    def reseed(self, seed: int) -> None:
+        """Seed the game's playout stream (random opponents, the next episode's seed)."""
+        R.seed_rng(self.state, _seed_int(seed))
+
+    def play_random_until(self, seat: int) -> None:
+        R.play_random_until(self.state, seat, self._cards, self._nobles, self._mask)
+
+    def step_vs_random(self, action: int | str, seat: int) -> bool:
+        a = action if type(action) is int else to_action_id(action)
+        return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
 
     # --- state -------------------------------------------------------------------------
     @property
@@ -245,7 +298,7 @@ class SplendorGame(TurnBased):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SplendorGame) and self.to_dict() == other.to_dict()
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         status = "over" if self.is_over else f"player {self.current_player} to act ({self.phase})"

@@ -10,18 +10,20 @@ It shows what one viewer may see, as the text board does (``render.render_ansi``
 from __future__ import annotations
 
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.render import _check_viewer, _status, _visible_reserves
+
+if TYPE_CHECKING:  # the game imports this module to draw itself
+    from tabletop_rl.games.splendor.game import SplendorGame
 
 WIDTH, HEIGHT = 960, 720
 
 
-# --- rgb -----------------------------------------------------------------------------------
 _GEM_RGB = ((238, 238, 238), (40, 95, 205), (30, 150, 75), (205, 45, 45), (45, 45, 45), (232, 185, 40))
 _LEVEL_BACK = ((60, 140, 80), (205, 160, 40), (60, 95, 175))  # card backs, level 1..3
 _BG, _INK, _PANEL, _CARD, _EDGE = (28, 46, 62), (20, 20, 20), (46, 66, 84), (250, 246, 234), (90, 90, 90)
@@ -32,7 +34,7 @@ _PANEL_X, _PANEL_W = 548, 400
 
 
 @cache
-def _font(size: int) -> ImageFont.ImageFont:
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """Pillow's built-in scalable font (Pillow >= 10.1 with FreeType, as its wheels ship), no font files."""
     return ImageFont.load_default(size=size)
 
@@ -40,6 +42,7 @@ def _font(size: int) -> ImageFont.ImageFont:
 def render_rgb(game: SplendorGame, viewer: int | None = None) -> np.ndarray:
     """The position drawn as a ``uint8[720, 960, 3]`` image, hidden cards face down for ``viewer``.
 
+    >>> from tabletop_rl import SplendorGame
     >>> render_rgb(SplendorGame(seed=3), viewer=0).dtype
     dtype('uint8')
     """
@@ -69,7 +72,7 @@ def _text(img: Image.Image, xy: tuple[int, int], text: str, size: int, fill, anc
 def _glyphs(text: str, size: int, anchor: str) -> tuple[Image.Image, tuple[int, int]]:
     """``text`` rasterised once as a mask and its offset from the anchor point; glyph rendering is most
     of a frame's cost and the same short labels recur every frame."""
-    left, top, right, bottom = _font(size).getbbox(text, anchor=anchor)
+    left, top, right, bottom = (int(v) for v in _font(size).getbbox(text, anchor=anchor))
     mask = Image.new("L", (max(1, right - left), max(1, bottom - top)))
     ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=_font(size), anchor=anchor)
     return mask, (left, top)

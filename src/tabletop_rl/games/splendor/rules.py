@@ -571,6 +571,24 @@ def random_step(state, cards, nobles, mask):
 
 
 @njit(cache=True)
+def play_random_until(state, seat, cards, nobles, mask):
+    """Uniformly random moves (from the game's playout RNG) for every seat but ``seat`` until
+    ``seat`` is to act or the game ends; ``mask`` is left as the legal mask of the player to act."""
+    while state[STATUS] == PLAYING and state[CURRENT] != seat:
+        random_step(state, cards, nobles, mask)
+    legal_mask(state, cards, nobles, mask)
+
+
+@njit(cache=True)
+def step_vs_random(state, action, seat, cards, nobles, mask):
+    """The learner's ``action`` then random opponents, in one call; False (nothing applied) if illegal."""
+    if not checked_step(state, action, cards, nobles, mask):
+        return False
+    play_random_until(state, seat, cards, nobles, mask)
+    return True
+
+
+@njit(cache=True)
 def play_random(state, cards, nobles):
     """Play uniformly random legal moves until the game ends; return the number of actions."""
     mask = np.zeros(NUM_ACTIONS, np.bool_)
@@ -586,60 +604,53 @@ def new_states(batch: int) -> np.ndarray:
     return np.zeros((batch, STATE_SIZE), STATE_DTYPE)
 
 
-@njit(cache=True)
-def reset_batch(states, seeds, num_players, max_plies):
-    for i in range(states.shape[0]):
-        reset_state(states[i], seeds[i], num_players, max_plies)
+# Batch kernels: one compiled kernel each, ``parallel`` picks numba's threads (prange) or one thread.
+@njit(cache=True, parallel=True)
+def reset_batch(states, seeds, num_players, max_plies, parallel=True):
+    """Deal game ``i`` of ``states`` from ``seeds[i]``."""
+    if parallel:
+        for i in prange(states.shape[0]):
+            reset_state(states[i], seeds[i], num_players, max_plies)
+    else:
+        for i in range(states.shape[0]):
+            reset_state(states[i], seeds[i], num_players, max_plies)
 
 
 @njit(cache=True, parallel=True)
-def reset_batch_parallel(states, seeds, num_players, max_plies):
-    for i in prange(states.shape[0]):
-        reset_state(states[i], seeds[i], num_players, max_plies)
-
-
-@njit(cache=True)
-def legal_masks_batch(states, cards, nobles, masks):
-    for i in range(states.shape[0]):
-        legal_mask(states[i], cards, nobles, masks[i])
+def legal_masks_batch(states, cards, nobles, masks, parallel=True):
+    """Write the legal mask of game ``i`` into ``masks[i]``."""
+    if parallel:
+        for i in prange(states.shape[0]):
+            legal_mask(states[i], cards, nobles, masks[i])
+    else:
+        for i in range(states.shape[0]):
+            legal_mask(states[i], cards, nobles, masks[i])
 
 
 @njit(cache=True, parallel=True)
-def legal_masks_batch_parallel(states, cards, nobles, masks):
-    for i in prange(states.shape[0]):
-        legal_mask(states[i], cards, nobles, masks[i])
-
-
-@njit(cache=True)
-def step_batch(states, actions, cards, nobles, masks):
+def step_batch(states, actions, cards, nobles, masks, parallel=True):
     """Apply ``actions[i]`` to game ``i`` where it is legal under ``masks[i]``; return how many were not."""
     bad = 0
-    for i in range(states.shape[0]):
-        if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-            bad += 1
+    if parallel:
+        for i in prange(states.shape[0]):
+            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
+                bad += 1
+    else:
+        for i in range(states.shape[0]):
+            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
+                bad += 1
     return bad
 
 
 @njit(cache=True, parallel=True)
-def step_batch_parallel(states, actions, cards, nobles, masks):
-    bad = 0
-    for i in prange(states.shape[0]):
-        if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-            bad += 1
-    return bad
-
-
-@njit(cache=True)
-def play_random_batch(states, cards, nobles, steps):
+def play_random_batch(states, cards, nobles, steps, parallel=True):
     """Play every game to its end with random legal moves; ``steps[i]`` gets game ``i``'s action count."""
-    for i in range(states.shape[0]):
-        steps[i] = play_random(states[i], cards, nobles)
-
-
-@njit(cache=True, parallel=True)
-def play_random_batch_parallel(states, cards, nobles, steps):
-    for i in prange(states.shape[0]):
-        steps[i] = play_random(states[i], cards, nobles)
+    if parallel:
+        for i in prange(states.shape[0]):
+            steps[i] = play_random(states[i], cards, nobles)
+    else:
+        for i in range(states.shape[0]):
+            steps[i] = play_random(states[i], cards, nobles)
 
 
 # --- hidden information ----------------------------------------------------------------

@@ -1,0 +1,182 @@
+"""PettingZoo AEC envs for the turn-based games: one env class (``TabletopAEC``) over the game contract.
+
+``splendor_env()`` and ``klaverjas_env()`` are that env in PettingZoo's classic wrappers (an illegal move ends
+the game with -1 for the mover); ``TabletopAEC`` itself raises ``IllegalActionError`` and changes nothing.
+Agents are ``player_0 .. player_{n-1}``, one per seat; each observation is ``{"observation": float32[...],
+"action_mask": int8[num_actions]}`` from the observer's own seat, all-zero masks for seats not to act.
+Sub-steps (Splendor's token returns and noble choice, Klaverjas's bidding) are further steps of the agent
+to act. Rewards (``reward=``): ``"win"``, the zero-sum end reward of each seat; ``"score"``, the game's
+score (Splendor: prestige points gained / 15 on every step, then the end reward; Klaverjas: the match-score
+difference / (162 x deals) at the end). The older names ``sparse``, ``dense`` and ``points`` still work.
+
+>>> env = splendor_env(num_players=2)
+>>> env.reset(seed=1)
+>>> obs, reward, terminated, truncated, info = env.last()
+>>> obs["action_mask"].dtype, obs["observation"].shape, env.agent_selection
+(dtype('int8'), (312,), 'player_0')
+>>> klaverjas_env().possible_agents
+['player_0', 'player_1', 'player_2', 'player_3']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from tabletop_rl.envs.episode import (
+    check_choice,
+    check_num_players,
+    check_viewer,
+    load_position,
+    next_seed,
+    position_option,
+    render_text,
+    reward_mode,
+    start_episode,
+)
+from tabletop_rl.games import check_options, policy_game, turn_based_class
+from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
+
+#: ``max_plies`` left out: the game's own default cap (None means no cap at all).
+GAME_DEFAULT: Any = "game default"
+
+
+class TabletopAEC(AECEnv):
+    """The AEC env of any turn-based game (``game``: ``"splendor"``, ``"klaverjas"``) that raises on misuse.
+
+    ``num_players``: players of the game (Klaverjas: 2 partnerships, 4 seats). ``max_plies``: the ply cap
+    (``truncated`` when reached). ``reward``: ``"win"`` or ``"score"`` (module docstring).
+    ``render_viewer``: ``None`` renders a spectator's view (no hidden card), a seat what that seat sees.
+    ``options``: the game's own options (Klaverjas: the match options of ``rules.options_row``).
+    ``reset(seed, options={"position": <JSON position>})`` starts from a position.
+    """
+
+    def __init__(self, game: str, num_players: int = 2, render_mode: str | None = None,
+                 max_plies: int | None = GAME_DEFAULT, reward: str = "win", render_viewer: int | None = None,
+                 **options: Any) -> None:
+        super().__init__()
+        self.rules = turn_based_class(game)
+        self.game_options = check_options(game, options)
+        check_num_players(self.rules, num_players)
+        self.max_plies = self.rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
+        check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
+        self.reward_mode = reward_mode(reward, self.rules.reward_modes)
+        check_viewer(render_viewer, probe.num_seats)
+        self.num_players, self.render_mode, self.render_viewer = num_players, render_mode, render_viewer
+        self._scale = self.rules.score_scale if self.reward_mode == "score" else None
+        self.metadata = {"name": f"{policy_game(game)}_v0", "render_modes": list(self.rules.render_modes),
+                         "is_parallelizable": False, "render_fps": 2}
+        self.possible_agents = [f"player_{s}" for s in range(probe.num_seats)]
+        self._seat = {agent: s for s, agent in enumerate(self.possible_agents)}
+        space = spaces.Dict({"observation": self.rules.observation_space(num_players),
+                             "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8)})
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = {agent: spaces.Discrete(self.rules.num_actions) for agent in self.possible_agents}
+        self.game: Any = None
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # --- episode --------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a game (``seed`` None: one drawn from the previous game) or load ``options["position"]``."""
+        game_seed = next_seed(seed, self.game)
+        position = position_option(options)
+        if position is not None:
+            self.game = load_position(self.rules, position, self.num_players, game_seed)
+        else:
+            self.game = self.rules.new(game_seed, self.num_players, self.max_plies, **self.game_options)
+        start_episode(self)
+        self.agent_selection = self.possible_agents[self.game.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Fresh arrays: ``agent``'s observation and its legal moves (all zeros unless it is to act)."""
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}") from None
+        return {"observation": self.game.observe(seat), "action_mask": self.game.seat_mask(seat, np.int8)}
+
+    def step(self, action: int | str) -> None:
+        """Play ``action`` (id, numpy integer or name) for ``agent_selection``; ``None`` once it is done."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if self._scale is not None:
+            player = game.player_of(self._seat[agent])
+            before = game.scores[player]
+            game.step(action)
+            self._clear_rewards()
+            self._cumulative_rewards[agent] = 0.0
+            self.rewards[agent] = (game.scores[player] - before) / self._scale
+            self._accumulate_rewards()
+        else:
+            game.step(action)
+        if game.is_over:
+            self._finish()
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self) -> None:
+        """Hand out end rewards and mark every agent terminated (rules) or truncated (ply cap)."""
+        truncated = self.game.is_truncated
+        for agent, reward in zip(self.possible_agents, self.game.end_rewards(self.reward_mode), strict=True):
+            self.rewards[agent] += reward
+            self._cumulative_rewards[agent] += reward
+            self.terminations[agent] = not truncated
+            self.truncations[agent] = truncated
+        self.agent_selection = self.possible_agents[self.game.current_player]
+
+    # --- rendering ------------------------------------------------------------------------
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: text; ``human``: the text printed; ``rgb_array``: an image, for ``render_viewer``."""
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        return render_text(self.game, self.render_mode, self.render_viewer)
+
+    def close(self) -> None:
+        """Nothing to release: rendering holds no window or file."""
+
+    def __str__(self) -> str:
+        return str(self.metadata["name"])
+
+
+def classic(env: AECEnv) -> AECEnv:
+    """``env`` in PettingZoo's classic wrappers: an illegal move ends the game with -1 for the mover."""
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)
+
+
+def splendor_env(num_players: int = 2, render_mode: str | None = None, max_plies: int | None = DEFAULT_MAX_PLIES,
+                 **options: Any) -> AECEnv:
+    """Splendor for 2-4 players; ``options``: ``reward="win"|"score"``, ``render_viewer=None|seat``.
+
+    >>> splendor_env(3).possible_agents
+    ['player_0', 'player_1', 'player_2']
+    """
+    return classic(TabletopAEC("splendor", num_players, render_mode, max_plies, **options))
+
+
+def klaverjas_env(render_mode: str | None = None, **options: Any) -> AECEnv:
+    """Four-seat Klaverjas; ``options``: ``reward="win"|"score"``, ``render_viewer``, and the match options
+    of ``games.klaverjas.rules.options_row`` (``deals`` or ``target``, ``rules``, ``trump_selection``,
+    ``all_pass``, ``first_lead``, ``pit_for_defenders``, ``kraken``, ``quartet_values``, ``stuk_mode``,
+    ``amsterdam_undertrump_vs_opponent``).
+
+    >>> klaverjas_env(rules="amsterdam").metadata["name"]
+    'klaverjas_v0'
+    """
+    return classic(TabletopAEC("klaverjas", 2, render_mode, **options))

@@ -1,0 +1,238 @@
+"""Gymnasium single-agent envs for the turn-based games: one learning seat, the other seats played by an
+opponent policy. One env class (``TabletopGymEnv``) over the game contract serves every game;
+``SplendorGymEnv`` and ``KlaverjasGymEnv`` name the game for you.
+
+``gymnasium.make("tabletop_rl/Splendor-v0")`` and ``gymnasium.make("tabletop_rl/Klaverjas-v0")`` work after
+``import tabletop_rl``; ``gymnasium.make_vec("tabletop_rl/Splendor-v0", n)`` gives the native
+``SplendorVectorEnv``.
+
+>>> import gymnasium as gym, tabletop_rl
+>>> env = gym.make("tabletop_rl/Splendor-v0", opponent="random", num_players=2, seat=0)
+>>> obs, info = env.reset(seed=3)
+>>> obs.dtype, info["action_mask"].dtype, env.unwrapped.action_masks().dtype
+(dtype('float32'), dtype('int8'), dtype('bool'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import tabletop_rl.agents as agents
+from tabletop_rl.core.game import IllegalActionError, quote
+from tabletop_rl.envs.episode import (
+    check_choice,
+    check_num_players,
+    check_seat,
+    load_position,
+    next_seed,
+    position_option,
+    render_text,
+    reward_mode,
+)
+from tabletop_rl.games import check_options, policy_game, turn_based_class
+from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
+
+ILLEGAL_MODES = ("raise", "penalize")
+ILLEGAL_PENALTY = -1.0
+GAME_DEFAULT: Any = "game default"
+#: Registered ids: ``gymnasium.make(id)`` gives the env of that game.
+ENV_IDS = {"splendor": "tabletop_rl/Splendor-v0", "klaverjas": "tabletop_rl/Klaverjas-v0"}
+ENV_ID = ENV_IDS["splendor"]
+
+#: An opponent: ``(observation float32[...], action_mask bool[...], info) -> action id``.
+OpponentFn = Callable[[np.ndarray, np.ndarray, dict], int]
+
+
+def register_envs() -> None:
+    """Register the ``ENV_IDS`` with gymnasium (safe to call twice); ``gym.make_vec`` of Splendor-v0 gives the
+    native ``SplendorVectorEnv`` (its vector entry point) unless another mode is asked for.
+
+    >>> register_envs(); ENV_ID in gym.registry
+    True
+    """
+    if ENV_IDS["splendor"] not in gym.registry:
+        gym.register(id=ENV_IDS["splendor"], entry_point=f"{__name__}:SplendorGymEnv",
+                     vector_entry_point=f"{__package__}.splendor_vector:SplendorVectorEnv")
+    if ENV_IDS["klaverjas"] not in gym.registry:
+        gym.register(id=ENV_IDS["klaverjas"], entry_point=f"{__name__}:KlaverjasGymEnv")
+
+
+def _opponent_act(opponent: Any) -> OpponentFn:
+    if hasattr(opponent, "act"):
+        act: OpponentFn = opponent.act
+        return act
+    if callable(opponent):
+        return opponent
+    raise ValueError(f"opponent must be a policy spec string, a policy with .act or a callable "
+                     f"(observation, action_mask, info) -> int, got {quote(opponent)}")
+
+
+class TabletopGymEnv(gym.Env):
+    """One seat of a turn-based game: each ``step`` plays the learner's move and then the other seats' moves
+    (sub-steps included) until the learner is to act again or the game ends.
+
+    ``opponent``: ``"random"`` (uniform legal moves from the game's own random stream, inside the game's core
+    where it has a fast path), any other policy spec of the game (one policy per seat), a policy object with
+    ``act(observation, action_mask, info)``, or such a callable. ``seat``: ``"random"`` (drawn per episode from
+    the game's own stream) or a fixed seat. ``illegal="raise"``: ``IllegalActionError``, env unchanged;
+    ``"penalize"``: reward -1 and the episode terminates. ``reward``: ``"win"`` or ``"score"`` (as for the AEC
+    env), from the learner's side. Rendering shows the learner's view. The last step's ``info`` carries the
+    game's ``scores`` and ``winners``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 2}
+
+    def __init__(self, game: str, opponent: str | OpponentFn | Any = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = GAME_DEFAULT, illegal: str = "raise",
+                 reward: str = "win", render_mode: str | None = None, **options: Any) -> None:
+        self.rules = turn_based_class(game)
+        self.game_options = check_options(game, options)
+        check_num_players(self.rules, num_players)
+        self.max_plies = self.rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
+        self.metadata = {**self.metadata, "render_modes": list(self.rules.render_modes)}
+        check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
+        check_choice(illegal, "illegal", ILLEGAL_MODES)
+        check_seat(seat, probe.num_seats, other="random")
+        self.num_players, self.num_seats, self.seat_option = num_players, probe.num_seats, seat
+        self.illegal, self.reward_mode, self.render_mode = illegal, reward_mode(reward, self.rules.reward_modes), \
+            render_mode
+        self._scale = self.rules.score_scale if self.reward_mode == "score" else None
+        self.observation_space = self.rules.observation_space(num_players)
+        self.action_space = gym.spaces.Discrete(self.rules.num_actions)
+        self._random_opponent = isinstance(opponent, str) and opponent == "random"
+        self._policies = self._make_policies(game, opponent)
+        self.game: Any = None
+        self.seat = 0
+        self._done = True
+
+    def _make_policies(self, game: str, opponent: Any) -> list[Any]:
+        if self._random_opponent:
+            return []
+        if isinstance(opponent, str):
+            return [agents.make_policy(opponent, game=policy_game(game)) for _ in range(self.num_seats)]
+        _opponent_act(opponent)
+        return [opponent] * self.num_seats
+
+    # --- gymnasium API ----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal a game (or load ``options["position"]``) and play the opponents up to the learner's turn."""
+        super().reset(seed=seed)
+        self._done = True  # until this reset has succeeded
+        game_seed, position = next_seed(seed, self.game), position_option(options)
+        if position is not None:
+            self.game = load_position(self.rules, position, self.num_players, game_seed)
+        else:
+            self.game = self.rules.new(game_seed, self.num_players, self.max_plies, **self.game_options)
+        # the seat comes first from the game's own stream, as in the vector env, so both deal alike
+        self.seat = self.game.random_below(self.num_seats) if self.seat_option == "random" else int(self.seat_option)
+        for policy in {id(p): p for p in self._policies}.values():
+            if hasattr(policy, "reset"):
+                policy.reset(int(self.np_random.integers(1 << 62)))
+        self._play_opponents()
+        if self.game.is_over:
+            raise ValueError(f"the game ended before seat {self.seat} could act (position at its end or "
+                             f"max_plies too small)")
+        self._done = False
+        if self.render_mode == "human":
+            self.render()
+        return self.game.observe(self.seat), {"action_mask": self.game.seat_mask(self.seat, np.int8)}
+
+    def step(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The learner's move (id, numpy integer or name), then the opponents' moves."""
+        if self._done:
+            raise RuntimeError("the episode is over (or never began): call reset() before step()")
+        game = self.game
+        player = game.player_of(self.seat)
+        before = game.scores[player] if self._scale is not None else 0
+        if self._random_opponent:
+            legal = game.step_vs_random(action, self.seat)
+        else:
+            try:
+                game.step(action)
+                legal = True
+            except IllegalActionError:
+                legal = False
+            if legal:
+                self._play_opponents()
+        if not legal:
+            return self._illegal(action)
+        reward = (game.scores[player] - before) / self._scale if self._scale is not None else 0.0
+        info: dict[str, Any] = {"action_mask": game.seat_mask(self.seat, np.int8)}
+        if game.is_over:
+            reward += game.end_rewards(self.reward_mode)[self.seat]
+            info.update(scores=game.scores, winners=game.winners)
+            self._done = True
+        if self.render_mode == "human":
+            self.render()
+        return game.observe(self.seat), reward, game.is_over and not game.is_truncated, game.is_truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal moves now, as ``bool`` (what sb3-contrib's MaskablePPO asks for)."""
+        mask: np.ndarray = self.game.seat_mask(self.seat)
+        return mask
+
+    def render(self) -> str | np.ndarray | None:
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        return render_text(self.game, self.render_mode, self.seat)
+
+    # --- internals ----------------------------------------------------------------------------
+    def _illegal(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.illegal == "raise":
+            self.game.step(action)  # raises the game's own IllegalActionError, with the reason
+        self._done = True
+        return (self.game.observe(self.seat), ILLEGAL_PENALTY, True, False,
+                {"action_mask": self.game.seat_mask(self.seat, np.int8), "illegal_action": action})
+
+    def _play_opponents(self) -> None:
+        """The other seats play until the learner is to act or the game ends (the loop every game shares)."""
+        game = self.game
+        if self._random_opponent:
+            game.play_random_until(self.seat)
+            return
+        while not game.is_over and game.current_player != self.seat:
+            seat = game.current_player
+            act = _opponent_act(self._policies[seat])
+            choice = act(game.observe(seat), game.seat_mask(seat), game.policy_info(seat))
+            try:
+                game.step(choice)
+            except ValueError as e:
+                reason = e.reason if isinstance(e, IllegalActionError) else str(e)
+                raise IllegalActionError(f"the opponent chose an illegal move: {reason}", game=game.name,
+                                         seat=seat) from None
+
+
+class SplendorGymEnv(TabletopGymEnv):
+    """Splendor from one seat (``TabletopGymEnv`` with the game named).
+
+    ``reward``: ``"win"`` (also ``"sparse"``), or ``"score"`` (also ``"dense"``): prestige points gained / 15
+    on every step, then the end reward.
+    """
+
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, opponent: str | OpponentFn | Any = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = DEFAULT_MAX_PLIES, illegal: str = "raise",
+                 reward: str = "win", render_mode: str | None = None) -> None:
+        super().__init__("splendor", opponent, num_players, seat, max_plies, illegal, reward, render_mode)
+
+
+class KlaverjasGymEnv(TabletopGymEnv):
+    """One Klaverjas seat against three opponent seats (its partner included; ``TabletopGymEnv`` with the game
+    named); ``options``: the match options of ``games.klaverjas.rules.options_row``.
+
+    >>> env = KlaverjasGymEnv(opponent="heuristic", seat=0)
+    >>> obs, info = env.reset(seed=1); obs.shape, int(info["action_mask"].sum()) > 0
+    ((338,), True)
+    """
+
+    def __init__(self, opponent: str | OpponentFn | Any = "random", seat: str | int = "random",
+                 illegal: str = "raise", reward: str = "win", render_mode: str | None = None,
+                 **options: Any) -> None:
+        super().__init__("klaverjas", opponent, 2, seat, None, illegal, reward, render_mode, **options)
