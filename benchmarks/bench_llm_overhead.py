@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
 from fake_openai_server import FakeOpenAIServer, legal_move_player  # noqa: E402
 from tabletop_rl.agents.llm.client import ChatReply, ChatRequest  # noqa: E402

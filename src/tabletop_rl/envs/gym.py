@@ -147,30 +147,24 @@ class TabletopGymEnv(gym.Env):
         """The learner's move (id, numpy integer or name), then the opponents' moves."""
         if self._done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
-        game = self.game
-        player = game.player_of(self.seat)
-        before = game.scores[player] if self._scale is not None else 0
-        if self._random_opponent:
-            legal = game.step_vs_random(action, self.seat)
-        else:
-            try:
-                game.step(action)
-                legal = True
-            except IllegalActionError:
-                legal = False
-            if legal:
-                self._play_opponents()
+        game, seat = self.game, self.seat
+        if self._scale is not None:
+            player = game.player_of(seat)
+            before = game.scores[player]
+        legal = game.step_vs_random(action, seat) if self._random_opponent else self._step_learner(action)
         if not legal:
             return self._illegal(action)
-        reward = (game.scores[player] - before) / self._scale if self._scale is not None else 0.0
-        info: dict[str, Any] = {"action_mask": game.seat_mask(self.seat, np.int8)}
-        if game.is_over:
-            reward += game.end_rewards(self.reward_mode)[self.seat]
+        reward = 0.0 if self._scale is None else (game.scores[player] - before) / self._scale
+        info: dict[str, Any] = {"action_mask": game.seat_mask(seat, np.int8)}
+        over = truncated = game.is_over
+        if over:
+            truncated = game.is_truncated
+            reward += game.end_rewards(self.reward_mode)[seat]
             info.update(scores=game.scores, winners=game.winners)
             self._done = True
         if self.render_mode == "human":
             self.render()
-        return game.observe(self.seat), reward, game.is_over and not game.is_truncated, game.is_truncated, info
+        return game.observe(seat), reward, over and not truncated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal moves now, as ``bool`` (what sb3-contrib's MaskablePPO asks for)."""
@@ -183,6 +177,15 @@ class TabletopGymEnv(gym.Env):
         return render_text(self.game, self.render_mode, self.seat)
 
     # --- internals ----------------------------------------------------------------------------
+    def _step_learner(self, action: int | str) -> bool:
+        """The learner's move then the opponents' (policies); False, with nothing played, when it is illegal."""
+        try:
+            self.game.step(action)
+        except IllegalActionError:
+            return False
+        self._play_opponents()
+        return True
+
     def _illegal(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.illegal == "raise":
             self.game.step(action)  # raises the game's own IllegalActionError, with the reason

@@ -122,9 +122,7 @@ def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
     games.opponents[i] = games.next_opponents[i]
 
 
-# Not inline="always": numba 0.68 drops the writes of a function inlined at its IR level into a prange loop
-# when it takes a NamedTuple argument (the external-hook test of tests/test_vector.py catches it).
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
@@ -149,12 +147,21 @@ def _step_one(i, actions, games, tables, config, outputs):
         R.legal_mask(state, cards, nobles, mask)
 
 
+@njit(cache=True)
+def _step_one_call(i, actions, games, tables, config, outputs):
+    """``_step_one`` as a compiled call. Numba 0.68 drops the writes of a function inlined at its IR level
+    (``inline="always"``) into a prange loop when it takes a NamedTuple, so the parallel loop calls this (the
+    external-hook test of tests/envs/test_splendor_vector.py catches the loss); the serial loop inlines
+    ``_step_one`` itself."""
+    _step_one(i, actions, games, tables, config, outputs)
+
+
 @njit(cache=True, parallel=True)
 def step_games(index, actions, games, tables, config, outputs, parallel):
     """``_step_one`` for every game in ``index``, on numba's threads (``parallel``) or on this one."""
     if parallel:
         for k in prange(index.shape[0]):
-            _step_one(index[k], actions, games, tables, config, outputs)
+            _step_one_call(index[k], actions, games, tables, config, outputs)
     else:
         for k in range(index.shape[0]):
             _step_one(index[k], actions, games, tables, config, outputs)

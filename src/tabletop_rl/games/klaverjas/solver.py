@@ -6,7 +6,7 @@ multiplier are not part of the value: the solver plays for the point difference,
 them too. It only ever sees the hands it is given: a search policy hands it a determinised deal
 (``determinize.py``), never the true one.
 
-What makes it fast, each piece exact (``tests/klaverjas/test_klaverjas_solver.py`` checks the values
+What makes it fast, each piece exact (``tests/games/klaverjas/test_klaverjas_solver.py`` checks the values
 against plain minimax over the rules core under every rule knob):
 
 - a transposition table of the positions at the start of a trick, keyed on the four remaining hands,

@@ -64,7 +64,7 @@ class SplendorGame(TurnBased):
     ``step`` takes an action id or name; ``legal_mask()`` is a ``bool[72]`` over the action table.
     """
 
-    __slots__ = ("state", "_mask", "_cards", "_nobles")
+    __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size")
     name = "splendor"
     player_counts = (2, 3, 4)
     option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
@@ -77,11 +77,9 @@ class SplendorGame(TurnBased):
                  max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
         if isinstance(num_players, bool) or num_players not in (2, 3, 4):
             raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-        self._cards, self._nobles = R.tables()
-        self.state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
-        R.reset_state(self.state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
-        self._mask = np.zeros(NUM_ACTIONS, np.bool_)
-        self._refresh()
+        state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
+        R.reset_state(state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
+        self._attach(state)
 
     @classmethod
     def new(cls, seed: int, num_players: int, max_plies: int | None = None) -> SplendorGame:
@@ -91,11 +89,15 @@ class SplendorGame(TurnBased):
     @classmethod
     def _from_state(cls, state: np.ndarray) -> SplendorGame:
         g = cls.__new__(cls)
-        g._cards, g._nobles = R.tables()
-        g.state = state
-        g._mask = np.zeros(NUM_ACTIONS, np.bool_)
-        g._refresh()
+        g._attach(state)
         return g
+
+    def _attach(self, state: np.ndarray) -> None:
+        self._cards, self._nobles = R.tables()
+        self.state = state
+        self._mask = np.zeros(NUM_ACTIONS, np.bool_)
+        self._obs_size = observation_size(int(state[R.NUM_PLAYERS]))
+        self._refresh()
 
     def _refresh(self) -> None:
         R.legal_mask(self.state, self._cards, self._nobles, self._mask)
@@ -143,7 +145,7 @@ class SplendorGame(TurnBased):
 
     def observe(self, seat: int) -> np.ndarray:
         """``float32`` observation of ``seat`` (docs/observations.md)."""
-        out = np.empty(observation_size(int(self.state[R.NUM_PLAYERS])), np.float32)
+        out = np.empty(self._obs_size, np.float32)
         encode_into(self.state, seat, self._cards, self._nobles, out)
         return out
 

@@ -1,5 +1,5 @@
 """The tool-using Space Conquest LLM player, with the real ``openai`` SDK against the loopback fake
-server (tests/fake_openai_server.py): the tool loop, refused and malformed calls, the budget and the
+server (tests/helpers/fake_openai_server.py): the tool loop, refused and malformed calls, the budget and the
 fallback, accounting, the response cache, and that no tool result carries hidden information."""
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ import shutil
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("openai")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # fake_openai_server lives in tests/
 
 from fake_openai_server import Answer, FakeOpenAIServer  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402

@@ -17,7 +17,7 @@ from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import action_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 from tabletop_rl.games.splendor.observe import observe
-from test_env_aec import end_position
+from test_aec import end_position
 
 PLAYERS = (2, 3, 4)
 

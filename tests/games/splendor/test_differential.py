@@ -1,4 +1,4 @@
-"""Differential test: the numba core and the plain-Python reference (tests/reference_splendor.py) agree on
+"""Differential test: the numba core and the plain-Python reference (tests/helpers/reference_splendor.py) agree on
 legal masks, resulting positions, scores, the end of the game and the winners, step by step, over random
 games for 2, 3 and 4 players.
 

@@ -10,7 +10,7 @@ import pytest
 
 from tabletop_rl.games.splendor import rules as R
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+REFERENCE = Path(__file__).resolve().parents[4] / "shared" / "reference"  # shared/ beside the checkout
 SHIPPED = {"cards.csv": "splendor_cards.csv", "nobles.csv": "splendor_nobles.csv"}
 
 

@@ -1,6 +1,6 @@
 """Golden playthroughs: replaying each recorded game must reproduce every position, legal action list and
 result exactly, so any change of behaviour shows up here (regenerate deliberately with
-``python tests/playthroughs/regenerate.py`` and review the diff)."""
+``python tests/games/splendor/playthroughs/regenerate.py`` and review the diff)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Run from the repository root after a deliberate change of behaviour (and review the diff):
 
-    python tests/playthroughs/regenerate.py
+    python tests/games/splendor/playthroughs/regenerate.py
 
 Each file starts with a header line (how the game was set up), then one line per ply with the position,
 the legal action names and the action chosen, and ends with the final position and its result.

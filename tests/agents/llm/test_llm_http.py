@@ -1,4 +1,4 @@
-"""The real ``openai`` SDK against a loopback OpenAI-compatible server (tests/fake_openai_server.py):
+"""The real ``openai`` SDK against a loopback OpenAI-compatible server (tests/helpers/fake_openai_server.py):
 rate limits with Retry-After, server errors, timeouts, errors inside HTTP 200, truncated replies,
 refused requests, key redaction, the per-server concurrency limit, and a full game against random."""
 
