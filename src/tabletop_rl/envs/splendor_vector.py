@@ -83,6 +83,15 @@ class Outputs(NamedTuple):
     masks: np.ndarray
 
 
+# The kernels read the named tuples by field number: numba 0.68 drops the writes made through a named
+# tuple's attribute (or its unpacking) in a function inlined into a prange loop, while indexing works (the
+# external-hook test of tests/envs/test_splendor_vector.py fails when writes go missing).
+STATES, SEATS, OPPONENTS, NEXT_OPPONENTS, SCRATCH = (Games._fields.index(f) for f in
+                                                     ("states", "seats", "opponents", "next_opponents", "scratch"))
+CARDS, NOBLES, GREEDY_WEIGHTS = (Tables._fields.index(f) for f in ("cards", "nobles", "greedy_weights"))
+SEAT_OPTION, POINT_REWARD = (Config._fields.index(f) for f in ("seat_option", "point_reward"))
+RETURNS, FLAGS, FINAL_OBS, OBS, MASKS = (Outputs._fields.index(f) for f in
+                                         ("returns", "flags", "final_obs", "obs", "masks"))
 REWARD, OUTCOME = 0, 1
 TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 
@@ -90,15 +99,15 @@ TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
 @njit(cache=True, inline="always")
 def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
-    cards, nobles, weights = tables.cards, tables.nobles, tables.greedy_weights
-    state = games.states[i]
-    seat = games.seats[i]
-    kind = games.opponents[i]
+    cards, nobles, weights = tables[CARDS], tables[NOBLES], tables[GREEDY_WEIGHTS]
+    state = games[STATES][i]
+    seat = games[SEATS][i]
+    kind = games[OPPONENTS][i]
     if kind == RANDOM:
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.random_step(state, cards, nobles, mask)
     elif kind == GREEDY:
-        work = games.scratch[i]
+        work = games[SCRATCH][i]
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, work), cards, nobles)
     elif state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
@@ -110,50 +119,41 @@ def _advance(i, games, tables, mask):
 def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
     """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG, with the
     opponent kind queued for it."""
-    state = games.states[i]
+    state = games[STATES][i]
     flags[i, FINISHED] = True
-    returns[i, OUTCOME] = R.end_reward(state, games.seats[i])
+    returns[i, OUTCOME] = R.end_reward(state, games[SEATS][i])
     returns[i, REWARD] += returns[i, OUTCOME]
     flags[i, TERMINATED] = state[R.STATUS] == R.OVER
     flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
-    encode_into(state, games.seats[i], tables.cards, tables.nobles, final_obs[i])
+    encode_into(state, games[SEATS][i], tables[CARDS], tables[NOBLES], final_obs[i])
     R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
-    games.seats[i] = episode_seat(state, seat_option)
-    games.opponents[i] = games.next_opponents[i]
+    games[SEATS][i] = episode_seat(state, seat_option)
+    games[OPPONENTS][i] = games[NEXT_OPPONENTS][i]
 
 
 @njit(cache=True, inline="always")
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
-    cards, nobles = tables.cards, tables.nobles
-    returns, flags = outputs.returns, outputs.flags
-    state = games.states[i]
+    cards, nobles = tables[CARDS], tables[NOBLES]
+    returns, flags = outputs[RETURNS], outputs[FLAGS]
+    state = games[STATES][i]
     if actions[i] >= 0:
         points = R.player_base(state[R.CURRENT]) + R.P_POINTS
         before = state[points]
-        learner = state[R.CURRENT] == games.seats[i]
+        learner = state[R.CURRENT] == games[SEATS][i]
         R.apply_action(state, actions[i], cards, nobles)
         if learner:
-            returns[i, REWARD] += (state[points] - before) * config.point_reward
-    mask = outputs.masks[i]  # a work buffer for the opponents' moves until the learner's mask is written
+            returns[i, REWARD] += (state[points] - before) * config[POINT_REWARD]
+    mask = outputs[MASKS][i]  # a work buffer for the opponents' moves until the learner's mask is written
     w = _advance(i, games, tables, mask)
     if w == READY and state[R.STATUS] != R.PLAYING and not flags[i, FINISHED]:
-        _finish_and_redeal(i, games, tables, config.seat_option, returns, flags, outputs.final_obs)
+        _finish_and_redeal(i, games, tables, config[SEAT_OPTION], returns, flags, outputs[FINAL_OBS])
         w = _advance(i, games, tables, mask)
     flags[i, WAITS] = w == WAITING
     if w == READY:
-        encode_into(state, games.seats[i], cards, nobles, outputs.obs[i])
+        encode_into(state, games[SEATS][i], cards, nobles, outputs[OBS][i])
         R.legal_mask(state, cards, nobles, mask)
-
-
-@njit(cache=True)
-def _step_one_call(i, actions, games, tables, config, outputs):
-    """``_step_one`` as a compiled call. Numba 0.68 drops the writes of a function inlined at its IR level
-    (``inline="always"``) into a prange loop when it takes a NamedTuple, so the parallel loop calls this (the
-    external-hook test of tests/envs/test_splendor_vector.py catches the loss); the serial loop inlines
-    ``_step_one`` itself."""
-    _step_one(i, actions, games, tables, config, outputs)
 
 
 @njit(cache=True, parallel=True)
@@ -161,7 +161,7 @@ def step_games(index, actions, games, tables, config, outputs, parallel):
     """``_step_one`` for every game in ``index``, on numba's threads (``parallel``) or on this one."""
     if parallel:
         for k in prange(index.shape[0]):
-            _step_one_call(index[k], actions, games, tables, config, outputs)
+            _step_one(index[k], actions, games, tables, config, outputs)
     else:
         for k in range(index.shape[0]):
             _step_one(index[k], actions, games, tables, config, outputs)
