@@ -280,7 +280,7 @@ def test_a_drawn_card_is_scored_as_unknown():
 def test_a_point_moves_the_evaluation_by_the_documented_weights():
     g = SplendorGame(2, seed=9)
     before = [evaluate(g.state, seat, CARDS, NOBLES, DEFAULT_GREEDY_WEIGHTS) for seat in (0, 1)]
-    g.state[R.PLAYERS + R.P_POINTS] += 1  # seat 0 gains a point
+    g.state[R.player_base(0) + R.P_POINTS] += 1  # seat 0 gains a point
     after = [evaluate(g.state, seat, CARDS, NOBLES, DEFAULT_GREEDY_WEIGHTS) for seat in (0, 1)]
     assert after[0] - before[0] == pytest.approx(DEFAULT_GREEDY_WEIGHTS[POINTS])
     assert after[1] - before[1] == pytest.approx(-DEFAULT_GREEDY_WEIGHTS[OPPONENT] * DEFAULT_GREEDY_WEIGHTS[POINTS])

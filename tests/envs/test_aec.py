@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from positions import cost, points, position
 from tabletop_rl.envs.aec import TabletopAEC, splendor_env
-from tabletop_rl.games.splendor.actions import action_id
+from tabletop_rl.games.splendor.actions import move_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 from tabletop_rl.games.splendor.observe import observe
 
@@ -198,7 +198,7 @@ def test_dense_reward_is_points_gained_over_15_plus_the_end_reward():
     row = [card] + [c for c in range(40) if c != card][:3]
     env = splendor_env(2, reward="dense")
     env.reset(options={"position": position(2, market={1: row}, tokens={0: cost(card)})})
-    env.step(action_id("buy:1.0"))
+    env.step(move_id("buy:1.0"))
     assert env.rewards == {"player_0": pytest.approx(1 / 15), "player_1": 0.0}
     env.step(first_legal(env.observe("player_1")))
     _, reward, *_ = env.last()
@@ -208,7 +208,7 @@ def test_dense_reward_is_points_gained_over_15_plus_the_end_reward():
 def test_dense_end_reward_adds_the_terminal_reward():
     env = splendor_env(2, reward="dense")
     env.reset(options={"position": end_position(2, [0])})
-    env.step(action_id("take:white,blue,green"))
+    env.step(move_id("take:white,blue,green"))
     assert env.rewards == {"player_0": 1.0, "player_1": -1.0}
 
 
@@ -272,7 +272,7 @@ def test_raw_env_raises_on_an_illegal_move_and_changes_nothing():
     env.reset(seed=2)
     before = env.game.to_dict()
     with pytest.raises(IllegalActionError, match=r"splendor, seat 0: pass: pass is legal only when no other"):
-        env.step(action_id("pass"))
+        env.step(move_id("pass"))
     assert env.game.to_dict() == before and env.agent_selection == "player_0"
     with pytest.raises(ValueError, match="out of range"):
         env.step(72)
@@ -283,7 +283,7 @@ def test_raw_env_raises_on_an_illegal_move_and_changes_nothing():
 def test_wrapped_env_ends_the_game_with_minus_one_for_an_illegal_move():
     env = splendor_env(2)
     env.reset(seed=2)
-    env.step(action_id("pass"))
+    env.step(move_id("pass"))
     assert all(env.terminations.values())
     assert env.rewards == {"player_0": -1.0, "player_1": 0}
 

@@ -14,7 +14,7 @@ import tabletop_rl  # noqa: F401  (registers the env)
 from positions import position
 from tabletop_rl.envs.gym import ENV_ID, SplendorGymEnv
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import action_id
+from tabletop_rl.games.splendor.actions import move_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 from tabletop_rl.games.splendor.observe import observe
 from test_aec import end_position
@@ -118,7 +118,7 @@ def test_policy_objects_are_reset_and_asked_to_act():
 
 
 def test_an_opponent_choosing_an_illegal_move_is_named():
-    env = SplendorGymEnv(opponent=lambda obs, mask, info: action_id("pass"), seat=1)
+    env = SplendorGymEnv(opponent=lambda obs, mask, info: move_id("pass"), seat=1)
     with pytest.raises(IllegalActionError, match="splendor, seat 0: the opponent chose an illegal move: pass"):
         env.reset(seed=0)
 
@@ -134,7 +134,7 @@ def test_illegal_raise_leaves_the_env_unchanged():
     _, info = env.reset(seed=4)
     before = env.game.to_dict()
     with pytest.raises(IllegalActionError, match="pass is legal only when no other action is"):
-        env.step(action_id("pass"))
+        env.step(move_id("pass"))
     assert env.game.to_dict() == before
     env.step(np.int64(first_legal(info)))
     assert env.game.ply >= 2
@@ -144,9 +144,9 @@ def test_illegal_penalize_ends_the_episode_with_minus_one():
     env = SplendorGymEnv(seat=0, illegal="penalize")
     env.reset(seed=4)
     before = env.game.to_dict()
-    obs, reward, terminated, truncated, info = env.step(action_id("pass"))
+    obs, reward, terminated, truncated, info = env.step(move_id("pass"))
     assert (reward, terminated, truncated) == (-1.0, True, False)
-    assert info["illegal_action"] == action_id("pass") and env.game.to_dict() == before
+    assert info["illegal_action"] == move_id("pass") and env.game.to_dict() == before
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(first_legal(info))
 

@@ -135,14 +135,14 @@ def hide_from(game: SpaceConquestGame, p: int, rng: np.random.Generator) -> None
     and the owner, ships and (if never visited by ``p``) RU of every star ``p`` does not own."""
     s = game.state
     q = 1 - p
-    for i in range(int(s[R.NUM_FLEETS])):
+    for i in range(int(s[R.NUM_FLEETS_AT])):
         f = R.fleet_at(i)
         if s[f + R.F_OWNER] == q:
             s[f + R.F_SHIPS] += int(rng.integers(1, 50))
             s[f + R.F_DEST] = int(rng.integers(R.NUM_STARS))
-    n = int(s[R.NUM_FLEETS])
+    n = int(s[R.NUM_FLEETS_AT])
     s[R.fleet_at(n):R.fleet_at(n) + R.F_SIZE] = (q, 0, 1, 30, 2, 3, 1)
-    s[R.NUM_FLEETS] = n + 1
+    s[R.NUM_FLEETS_AT] = n + 1
     other_knowledge = slice(R.know_at(q, 0), R.know_at(q, 0) + R.NUM_STARS * R.K_SIZE)
     s[other_knowledge] = rng.integers(-2, 9, R.NUM_STARS * R.K_SIZE)
     s[R.TALLY + q * R.T_SIZE:R.TALLY + (q + 1) * R.T_SIZE] = rng.integers(0, 9, R.T_SIZE)

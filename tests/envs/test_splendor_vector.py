@@ -205,14 +205,14 @@ def test_dense_reward_adds_the_learners_points_over_15():
     totals = np.zeros(16)
     finished = []
     for _ in range(400):
-        points_before = env.states[:, R.PLAYERS + R.P_POINTS].copy()
+        points_before = env.states[:, R.player_base(0) + R.P_POINTS].copy()
         _obs, rewards, term, trunc, info = env.step(random_actions(info["action_mask"], rng))
         totals += rewards
         for i in np.flatnonzero(term | trunc):
             finished.append(totals[i])
             totals[i] = 0.0
         running = ~(term | trunc)
-        gained = (env.states[:, R.PLAYERS + R.P_POINTS] - points_before) / 15
+        gained = (env.states[:, R.player_base(0) + R.P_POINTS] - points_before) / 15
         np.testing.assert_allclose(rewards[running], gained[running])
     assert finished and all(-1.0 <= t <= 1.0 + 30 / 15 for t in finished)
     with pytest.raises(ValueError, match="reward"):

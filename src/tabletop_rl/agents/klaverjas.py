@@ -13,6 +13,8 @@ from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.agents.search.klaverjas import SearchPolicy
 from tabletop_rl.games.klaverjas.baselines import HeuristicPolicy, ModelPolicy
 
+__all__: list[str] = []
+
 register_policy("klaverjas", "heuristic", HeuristicPolicy)
 register_policy("klaverjas", "model", ModelPolicy, (Option("path", str, "packaged"),))
 register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12), Option("objective", str, "score")))

@@ -20,6 +20,8 @@ import numpy as np
 
 from tabletop_rl.core.policy import BasePolicy
 
+__all__ = ["META_FILE", "PPOPolicy", "check_meta", "read_meta", "save_model"]
+
 META_FILE = "tabletop_rl.json"
 
 

@@ -15,6 +15,8 @@ import numpy as np
 
 from tabletop_rl.core.policy import BasePolicy
 
+__all__ = ["RandomPolicy"]
+
 
 class RandomPolicy(BasePolicy):
     """Uniform over the legal actions of the mask; ``reset(seed)`` makes a game's choices repeatable."""

@@ -20,6 +20,9 @@ from typing import Any
 
 from tabletop_rl.core.policy import Policy
 
+__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "Option", "PolicyEntry", "PolicySpec", "describe_policies",
+           "known_games", "known_policies", "make_policy", "parse_spec", "register_policy"]
+
 ANY_GAME = "*"
 
 #: Modules that register a game's own policies when first imported (kept lazy: importing
@@ -52,7 +55,7 @@ class Option:
             raise ValueError(f"{self.name}={text!r} is not {_TYPE_NAMES[self.type]}") from None
 
     def usage(self) -> str:
-        return f"{self.name}={format_value(self.default)}"
+        return f"{self.name}={_format_value(self.default)}"
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ def describe_policies(game: str) -> str:
     return "; ".join(entry.usage() for entry in known_policies(game).values())
 
 
-def format_value(value: Any) -> str:
+def _format_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -132,8 +135,8 @@ class PolicySpec:
     @property
     def text(self) -> str:
         """The spec normalised: options in declared order, only the ones given, e.g. ``mcts:simulations=50``."""
-        items = [format_value(self.given[o.name]) if o.name == self.entry.positional
-                 else f"{o.name}={format_value(self.given[o.name])}"
+        items = [_format_value(self.given[o.name]) if o.name == self.entry.positional
+                 else f"{o.name}={_format_value(self.given[o.name])}"
                  for o in self.entry.options if o.name in self.given]
         return self.entry.name + (":" + ",".join(items) if items else "")
 

@@ -14,6 +14,8 @@ from tabletop_rl.agents.llm.space_conquest import SPACE_CONQUEST_LLM_OPTIONS, To
 from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.games.space_conquest.baselines import HeuristicPolicy, RandomPolicy
 
+__all__: list[str] = []
+
 register_policy("space_conquest", "random", RandomPolicy)
 register_policy("space_conquest", "heuristic", HeuristicPolicy,
                 (Option("ru_weight", float, 3.0), Option("distance_weight", float, 1.0),

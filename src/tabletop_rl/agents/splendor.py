@@ -20,17 +20,19 @@ from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, GREEDY_WEIGHT_NAMES, GreedyPolicy
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
+__all__: list[str] = []
+
 #: The shipped 2-player model (``ppo:default``), under ``tabletop_rl/data``.
-DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
+_DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
 
 
-def default_ppo_model_path() -> Path:
-    return Path(str(resources.files("tabletop_rl") / "data" / DEFAULT_PPO_MODEL))
+def _default_ppo_model_path() -> Path:
+    return Path(str(resources.files("tabletop_rl") / "data" / _DEFAULT_PPO_MODEL))
 
 
-def load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
+def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
     """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
-    resolved = default_ppo_model_path() if path == "default" else Path(path)
+    resolved = _default_ppo_model_path() if path == "default" else Path(path)
     meta = read_meta(resolved)
     expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
     check_meta(meta, expected, resolved)
@@ -50,4 +52,4 @@ register_policy("splendor", "mcts", MCTSPolicy,
 # The LLM client is game-agnostic; it finds the Splendor prompt (agents/llm/splendor.py) from the game.
 register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
 # A saved MaskablePPO model (tabletop train splendor); torch and sb3-contrib are imported when one is loaded.
-register_policy("splendor", "ppo", load_ppo_policy, (Option("path", str, "default"),), positional="path")
+register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")

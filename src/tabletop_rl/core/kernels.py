@@ -1,11 +1,16 @@
-"""numba helpers shared by the game cores: one step of the splitmix64 generator, and the k-th legal move.
+"""numba helpers shared by the game cores: the splitmix64 generator, a uniform draw below ``n``, a shuffle,
+and the k-th legal move.
 
-Each game keeps its generator's state in its own row and draws with ``splitmix64``; random players pick
-among the legal moves with ``pick_legal``.
+Each game keeps its generator's state in its own row and draws with ``splitmix64``; ``below`` and
+``shuffle`` work on a ``uint64[1]`` holding that state (Splendor's deal and determinisation, Klaverjas's deals
+and random play). Space Conquest draws ``(z >> 32) % n`` instead, kept because its maps, and so every
+recorded game, follow from that stream. Random players pick among the legal moves with ``pick_legal``.
 
 >>> import numpy as np
 >>> hex(int(splitmix64(np.uint64(0))[1]))
 '0xe220a8397b1dcdaf'
+>>> rng = np.array([7], np.uint64); values = np.arange(5); shuffle(values, rng); sorted(values.tolist())
+[0, 1, 2, 3, 4]
 >>> pick_legal(np.array([False, True, False, True]), 1)
 3
 """
@@ -27,6 +32,23 @@ def splitmix64(x):
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x, z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def below(rng, n):
+    """A uniform int in ``[0, n)`` from the splitmix64 stream held in ``rng[0]`` (advanced)."""
+    rng[0], z = splitmix64(rng[0])
+    return np.int64(z % np.uint64(n))
+
+
+@njit(cache=True)
+def shuffle(values, rng):
+    """Fisher-Yates: permute ``values`` in place uniformly, drawing with ``below(rng, ...)``."""
+    for i in range(values.shape[0] - 1, 0, -1):
+        j = below(rng, i + 1)
+        t = values[i]
+        values[i] = values[j]
+        values[j] = t
 
 
 @njit(cache=True)

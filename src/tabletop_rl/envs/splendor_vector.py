@@ -46,7 +46,7 @@ def episode_seat(state, seat_option):
 
 @njit(cache=True)
 def random_seat(state):
-    return R.random_below(state, state[R.NUM_PLAYERS])
+    return R.random_below(state, state[R.NUM_PLAYERS_AT])
 
 
 class Games(NamedTuple):
@@ -126,7 +126,7 @@ def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs)
     flags[i, TERMINATED] = state[R.STATUS] == R.OVER
     flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
     encode_into(state, games[SEATS][i], tables[CARDS], tables[NOBLES], final_obs[i])
-    R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS], R.get_wide(state, R.MAX_PLIES))
+    R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS_AT], R.get_wide(state, R.MAX_PLIES_AT))
     games[SEATS][i] = episode_seat(state, seat_option)
     games[OPPONENTS][i] = games[NEXT_OPPONENTS][i]
 

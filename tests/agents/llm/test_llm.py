@@ -103,7 +103,7 @@ def test_a_good_reply_is_played_and_accounted():
 @pytest.mark.parametrize("action", ["buy:1.0", " BUY:1.0 ", "45", 45, 45.0])
 def test_action_by_number_or_name(action):
     game = SplendorGame.from_json(position(2, tokens={0: {"red": 2, "black": 1}}))  # card 0 costs 2 red, 1 black
-    assert act(policy(move(action)), game) == game.parse_action("buy:1.0")
+    assert act(policy(move(action)), game) == game.move_id("buy:1.0")
 
 
 def test_illegal_reply_is_re_prompted_with_the_error_and_the_previous_reply():
@@ -185,7 +185,7 @@ STRUCTURED = [
 @pytest.mark.parametrize("pos, action, name", STRUCTURED)
 def test_structured_form(pos, action, name):
     game = SplendorGame.from_json(pos)
-    assert act(policy(move(action)), game) == game.parse_action(name)
+    assert act(policy(move(action)), game) == game.move_id(name)
 
 
 @pytest.mark.parametrize("action, kind, problem", [
@@ -266,9 +266,9 @@ def _only_pass_position() -> dict:
 
 def test_a_single_legal_move_is_played_without_asking():
     game = SplendorGame.from_json(_only_pass_position())
-    assert game.legal_actions() == [game.parse_action("pass")]
+    assert game.legal_actions() == [game.move_id("pass")]
     p = policy()  # nothing scripted: a call would fail
-    assert act(p, game) == game.parse_action("pass")
+    assert act(p, game) == game.move_id("pass")
     assert p.moves[0].source == "forced" and p.moves[0].attempts == 0
 
 
@@ -336,7 +336,7 @@ def test_schema_constrains_action_to_legal_ids_and_bounds_reasoning():
 def test_without_legal_list_the_prompt_has_no_list_and_any_form_is_accepted():
     game = fresh()
     p = policy(move({"type": "TAKE_2_SAME", "tokens": {"red": 2}}), legal_list=False)
-    assert act(p, game) == game.parse_action("take2:red")
+    assert act(p, game) == game.move_id("take2:red")
     request = p.client.backend.requests[0]
     assert "Legal moves" not in request.messages[1]["content"]
     assert "enum" not in json.dumps(request.response_format)

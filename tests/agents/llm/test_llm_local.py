@@ -91,4 +91,4 @@ def test_a_short_game_against_random_has_every_move_accounted(smollm2_server):
     assert totals["prompt_tokens"] > 0 and totals["completion_tokens"] > 0 and totals["latency_s"] > 0
     assert sum(totals["modes"].values()) == totals["attempts"]
     for record in llm.moves:
-        assert game.parse_action(record.move) == record.action
+        assert game.move_id(record.move) == record.action

@@ -135,9 +135,9 @@ def test_tool_results_never_carry_what_the_player_has_not_seen(server):
     game.step(None, {"moves": [{"from": enemy_home, "to": game.nearest_letter(enemy_home), "ships": 3}]})
     hidden = game.clone()  # the enemy's garrison and an enemy fleet differ, unseen by player 0
     hidden.state[R.star_at(hidden.home(1)) + R.S_SHIPS] = 77
-    n = int(hidden.state[R.NUM_FLEETS])
+    n = int(hidden.state[R.NUM_FLEETS_AT])
     hidden.state[R.fleet_at(n):R.fleet_at(n + 1)] = (1, hidden.home(1), hidden.home(0), 9, 3, 4, 1)
-    hidden.state[R.NUM_FLEETS] = n + 1
+    hidden.state[R.NUM_FLEETS_AT] = n + 1
     assert not np.array_equal(hidden.state, game.state)
     script = [("get_observation", {}), ("get_ascii_map", {}), ("query_star", {"star": enemy_home}),
               ("estimate_route", {"from": game.home_letter(0), "to": enemy_home}),

@@ -92,9 +92,9 @@ def test_tools_do_not_reveal_what_the_player_has_not_seen():
     hidden = game.clone()
     enemy_home = R.star_at(hidden.home(1))
     hidden.state[enemy_home + R.S_SHIPS] = 77
-    n = int(hidden.state[R.NUM_FLEETS])  # an enemy fleet player 0 cannot see
+    n = int(hidden.state[R.NUM_FLEETS_AT])  # an enemy fleet player 0 cannot see
     hidden.state[R.fleet_at(n):R.fleet_at(n + 1)] = (1, hidden.home(1), hidden.home(0), 9, 3, 4, 1)
-    hidden.state[R.NUM_FLEETS] = n + 1
+    hidden.state[R.NUM_FLEETS_AT] = n + 1
     hidden.state[R.RNG] += 1
     assert not np.array_equal(hidden.state, game.state)
     queries = [("get_observation", {}), ("get_ascii_map", {}), ("query_star", {"star": game.home_letter(1)}),

@@ -145,7 +145,7 @@ def test_a_whole_target_match_by_random_play():
         assert max(before) < 500 or before[0] == before[1]
         play_out(state, seed=int(state[R.DEAL_NO]))
     final = state[R.MATCH_SCORE:R.MATCH_SCORE + 2].tolist()
-    assert max(final) >= 500 and final[0] != final[1] and int(state[R.NUM_DEALS]) == 0
+    assert max(final) >= 500 and final[0] != final[1] and int(state[R.NUM_DEALS_AT]) == 0
 
 
 # --- quartet values (§6) ----------------------------------------------------------------------------

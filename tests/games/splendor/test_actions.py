@@ -5,7 +5,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, action_id, action_name, kind
+from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, kind, move_id, move_name
 
 COLOURS = ["white", "blue", "green", "red", "black"]
 SLOTS = [f"{level}.{slot}" for level in (1, 2, 3) for slot in range(4)]
@@ -45,34 +45,34 @@ def test_table_has_72_names_in_the_issue_order():
     (64, "noble:4"), (70, "return:gold"), (71, "pass"),
 ])
 def test_landmark_ids(action, name):
-    assert action_name(action) == name
-    assert action_id(name) == action
+    assert move_name(action) == name
+    assert move_id(name) == action
 
 
 def test_id_name_round_trip_for_every_action():
     for a in range(NUM_ACTIONS):
-        assert action_id(action_name(a)) == a
+        assert move_id(move_name(a)) == a
 
 
 def test_numpy_integer_ids_are_accepted():
-    assert action_name(np.int64(71)) == "pass"
-    assert action_name(np.int16(25)) == "take2:white"
+    assert move_name(np.int64(71)) == "pass"
+    assert move_name(np.int16(25)) == "take2:white"
 
 
 def test_names_ignore_case_and_spaces():
-    assert action_id(" Take:White, Blue, Green ") == 0
+    assert move_id(" Take:White, Blue, Green ") == 0
 
 
 @pytest.mark.parametrize("bad", [-1, 72, 1000])
 def test_out_of_range_ids_raise(bad):
     with pytest.raises(ValueError, match=str(bad)):
-        action_name(bad)
+        move_name(bad)
 
 
 @pytest.mark.parametrize("bad", ["take:gold", "take2:gold", "buy:4.0", "reserve:1.4", "noble:5", "", "hold"])
 def test_unknown_names_raise(bad):
     with pytest.raises(ValueError, match="unknown action name"):
-        action_id(bad)
+        move_id(bad)
 
 
 def test_kind_of_every_family():

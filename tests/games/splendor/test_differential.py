@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import reference_splendor as ref
-from tabletop_rl.games.splendor.actions import action_name
+from tabletop_rl.games.splendor.actions import move_name
 from tabletop_rl.games.splendor.game import SplendorGame
 
 FAMILY_IDS = {
@@ -60,7 +60,7 @@ def _situations(pos: dict) -> set[str]:
 
 def _diff_message(before: dict, action: int, expected: dict, got: dict) -> str:
     fields = [k for k in expected if expected[k] != got.get(k)]
-    lines = [f"core and reference disagree after {action_name(action)} (id {action}) at ply {before['ply']}",
+    lines = [f"core and reference disagree after {move_name(action)} (id {action}) at ply {before['ply']}",
              f"position before: {json.dumps(before)}"]
     lines += [f"  {k}: reference {json.dumps(expected[k])} core {json.dumps(got.get(k))}" for k in fields]
     return "\n".join(lines)
@@ -70,7 +70,7 @@ def _check_same_view(game: SplendorGame, pos: dict) -> None:
     """The core's mask and verdicts on a position equal the reference's."""
     expected_mask = ref.legal_mask(pos)
     got_mask = game.legal_mask().tolist()
-    wrong = [f"{action_name(a)} (reference says {'legal' if expected_mask[a] else 'illegal'})"
+    wrong = [f"{move_name(a)} (reference says {'legal' if expected_mask[a] else 'illegal'})"
              for a in range(ref.NUM_ACTIONS) if expected_mask[a] != got_mask[a]]
     assert not wrong, f"masks differ on {wrong} in position {json.dumps(pos)}"
     assert game.scores == [ref.points(pl) for pl in pos["players"]], json.dumps(pos)

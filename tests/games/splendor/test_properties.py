@@ -99,7 +99,7 @@ def test_every_legal_action_applies(game_args: tuple[int, int, int]) -> None:
 
 def _assert_illegal_changes_nothing(game: SplendorGame, action: int | str) -> None:
     state, mask = game.state.tobytes(), game.legal_mask()
-    name = action if isinstance(action, str) else SplendorGame.action_name(action)
+    name = action if isinstance(action, str) else SplendorGame.move_name(action)
     try:
         game.step(action)
     except IllegalActionError as e:
@@ -118,7 +118,7 @@ def test_every_illegal_action_raises_and_changes_nothing(game_args: tuple[int, i
         for action in np.flatnonzero(~mask).tolist():
             _assert_illegal_changes_nothing(game, action)
             if game.ply % 5 == 0:  # by name too, on a sample of plies to keep the test quick
-                _assert_illegal_changes_nothing(game, SplendorGame.action_name(action))
+                _assert_illegal_changes_nothing(game, SplendorGame.move_name(action))
         assert game.to_json() == before
     assert not game.legal_mask().any(), "a finished game must have an all-false mask"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from positions import cost, game, points, position
-from tabletop_rl.games.splendor.actions import action_id, kind
+from tabletop_rl.games.splendor.actions import kind, move_id
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
 
 COLOURS = ("white", "blue", "green", "red", "black")
@@ -23,7 +23,7 @@ def play(pos: dict, *actions: str) -> SplendorGame:
 
 
 def legal_names(g: SplendorGame, kinds: tuple[str, ...]) -> set[str]:
-    return {g.action_name(a) for a in g.legal_actions() if kind(a) in kinds}
+    return {g.move_name(a) for a in g.legal_actions() if kind(a) in kinds}
 
 
 def tokens(**held: int) -> dict[str, int]:
@@ -77,7 +77,7 @@ def test_two_colours_in_stock_offer_only_take_two_different():
     pos = position(2, tokens={0: {"white": 4, "blue": 2, "black": 3}, 1: {"blue": 2, "green": 4, "red": 2}})
     g = game(pos)
     assert legal_names(g, TAKE_KINDS) == {"take:red,black"}
-    assert action_id("take:red,black") == 19
+    assert move_id("take:red,black") == 19
     g.step("take:red,black")
     assert g.bank == tokens(red=1, gold=5)
     assert g.player(0)["tokens"] == tokens(white=4, blue=2, red=1, black=4)
@@ -403,7 +403,7 @@ def stuck(**fields) -> dict:
 
 
 def test_pass_only_when_nothing_else_is_legal():
-    assert game(stuck()).legal_actions() == [action_id("pass")]
+    assert game(stuck()).legal_actions() == [move_id("pass")]
     g = game(position(2))
     with pytest.raises(IllegalActionError, match="pass: pass is legal only when no other action is"):
         g.step("pass")
@@ -412,7 +412,7 @@ def test_pass_only_when_nothing_else_is_legal():
 def test_full_round_of_passes_ends_the_game_scored_normally():
     g = play(stuck(), "pass")
     assert (g.is_over, g.current_player, g.to_dict()["passes_in_a_row"]) == (False, 1, 1)
-    assert g.legal_actions() == [action_id("pass")]
+    assert g.legal_actions() == [move_id("pass")]
     g.step("pass")
     assert (g.is_over, g.is_truncated, g.winners, g.ply) == (True, False, [0], 2)
 
@@ -492,8 +492,8 @@ def test_out_of_range_ids_and_unknown_names_raise_value_error(action):
 
 def test_numpy_integer_ids_are_accepted():
     g = game(position(2))
-    g.step(np.int64(action_id("take:white,blue,green")))
-    g.step(np.int16(action_id("take2:black")))
+    g.step(np.int64(move_id("take:white,blue,green")))
+    g.step(np.int16(move_id("take2:black")))
     assert g.bank == tokens(white=3, blue=3, green=3, red=4, black=2, gold=5)
 
 

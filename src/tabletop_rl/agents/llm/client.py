@@ -29,15 +29,19 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "ChatBackend", "ChatClient", "ChatReply", "ChatRequest",
+           "FatalLLMError", "LLMError", "LLMUnavailableError", "OpenAIBackend", "ResponseCache", "RetrySettings",
+           "ToolCall", "TransientLLMError", "Usage", "find_api_key", "retry_after_seconds", "status_error"]
+
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 #: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables.
 API_KEY_ENV = "TABLETOP_LLM_API_KEY"
 #: Where the API key is looked for, in order, when none is given.
 KEY_ENV_VARS = (API_KEY_ENV, "OPENROUTER_API_KEY", "OPENAI_API_KEY")
-#: Statuses worth asking again: timeout, conflict, rate limit (5xx are added in ``is_transient_status``).
-TRANSIENT_STATUSES = frozenset({408, 409, 429})
+#: Statuses worth asking again: timeout, conflict, rate limit (5xx are added in ``_is_transient_status``).
+_TRANSIENT_STATUSES = frozenset({408, 409, 429})
 #: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
-MAX_RETRY_AFTER_S = 300.0
+_MAX_RETRY_AFTER_S = 300.0
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured", "schema", "json_object")
 
 
@@ -163,13 +167,13 @@ class LLMUnavailableError(LLMError):
     """The server kept failing after every retry: an infrastructure failure (the arena voids the match)."""
 
 
-def is_transient_status(status: int) -> bool:
+def _is_transient_status(status: int) -> bool:
     """True for statuses worth retrying.
 
-    >>> [is_transient_status(s) for s in (429, 503, 400, 404)]
+    >>> [_is_transient_status(s) for s in (429, 503, 400, 404)]
     [True, True, False, False]
     """
-    return status in TRANSIENT_STATUSES or status >= 500
+    return status in _TRANSIENT_STATUSES or status >= 500
 
 
 def status_error(status: int, message: str, retry_after_s: float | None = None) -> LLMError:
@@ -178,15 +182,15 @@ def status_error(status: int, message: str, retry_after_s: float | None = None) 
     # llama.cpp's server answers an unsupported response_format with a 500 carrying a validation error:
     # a refusal of the request (which mode=auto steps down from), not a failure worth retrying.
     refused_format = "validation error" in message.lower() and "response_format" in message
-    if is_transient_status(status) and not refused_format:
+    if _is_transient_status(status) and not refused_format:
         return TransientLLMError(text, status, retry_after_s)
     return FatalLLMError(text, status)
 
 
-def redact(text: str, secret: str | None) -> str:
+def _redact(text: str, secret: str | None) -> str:
     """``text`` with ``secret`` replaced by ``***`` (an API key must never reach a log or a file).
 
-    >>> redact("bad key sk-123 given", "sk-123")
+    >>> _redact("bad key sk-123 given", "sk-123")
     'bad key *** given'
     """
     return text.replace(secret, "***") if secret else text
@@ -271,9 +275,9 @@ class OpenAIBackend:
         if isinstance(e, openai.APITimeoutError):
             return TransientLLMError("request timed out")
         if isinstance(e, openai.APIStatusError):
-            message = redact(_error_text(e.body) or str(e), self._secret)
+            message = _redact(_error_text(e.body) or str(e), self._secret)
             return status_error(e.status_code, message, retry_after_seconds(e.response.headers))
-        return TransientLLMError(redact(f"connection error: {e}", self._secret))
+        return TransientLLMError(_redact(f"connection error: {e}", self._secret))
 
 
 def _error_text(body: object) -> str:
@@ -296,7 +300,7 @@ def _reply_of(response: Any, latency_s: float, secret: str | None) -> ChatReply:
         code = error.get("code") if isinstance(error, dict) else None
         status = code if isinstance(code, int) and 400 <= code < 600 else 502
         message = _error_text({"error": error}) or "the reply has no choices"
-        raise status_error(status, redact(f"error inside an HTTP 200 reply: {message}", secret))
+        raise status_error(status, _redact(f"error inside an HTTP 200 reply: {message}", secret))
     choice = choices[0]
     if choice.finish_reason == "error":
         raise TransientLLMError("the server reported finish_reason 'error'")
@@ -369,10 +373,10 @@ _SERVER_SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SERVER_SLOTS_LOCK = threading.Lock()
 
 
-def server_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
+def _server_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
     """The semaphore shared by every client of ``base_url`` in this process (the first limit asked wins).
 
-    >>> server_slots("http://demo/v1", 4) is server_slots("http://demo/v1", 8)
+    >>> _server_slots("http://demo/v1", 4) is _server_slots("http://demo/v1", 8)
     True
     """
     if limit < 1:
@@ -414,7 +418,7 @@ class ChatClient:
         self.base_url = base_url
         self.retry = retry
         self.cache = cache
-        self._slots = server_slots(base_url, concurrency)
+        self._slots = _server_slots(base_url, concurrency)
         self._sleep = sleep
         self._rng = random.Random(seed)
 
@@ -441,7 +445,7 @@ class ChatClient:
                 error = e
             if retry == self.retry.retries:
                 break
-            if error.retry_after_s is not None and error.retry_after_s > MAX_RETRY_AFTER_S:
+            if error.retry_after_s is not None and error.retry_after_s > _MAX_RETRY_AFTER_S:
                 raise LLMUnavailableError(f"{self.base_url}: {error} (asks to retry after "
                                           f"{error.retry_after_s:.0f} s)")
             self._sleep(self.retry.delay(retry, error.retry_after_s, self._rng))

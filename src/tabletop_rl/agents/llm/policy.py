@@ -1,4 +1,4 @@
-"""``llm``: a chat model as a player, for any game that has a prompt module (``<game package>.prompt``).
+"""``llm``: a chat model as a player, for any game that has a prompt module (``tabletop_rl.agents.llm.<game>``).
 
 Each decision sends a fixed system prompt (the rules, the reply format) and a user message with the
 position from the player's seat; the reply is JSON ``{"reasoning": str, "action": ...}``. A reply that
@@ -51,17 +51,18 @@ from tabletop_rl.agents.llm.client import (
 )
 from tabletop_rl.agents.registry import Option, make_policy
 from tabletop_rl.core.policy import BasePolicy, Policy
+from tabletop_rl.games import policy_game
 
 __all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
-           "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "parse_reply",
+           "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "chat_client", "parse_reply",
            "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
 #: Reply formats, most constrained first; ``mode=auto`` starts at the first and steps down when the
 #: server refuses a ``response_format``.
-MODES = ("json_schema", "json_object", "text")
-FALLBACKS = ("random", "greedy", "forfeit")
+_MODES = ("json_schema", "json_object", "text")
+_FALLBACKS = ("random", "greedy", "forfeit")
 #: Spec options (``llm:model=...,temperature=0.2``) with their defaults; see docs/llm.md.
 LLM_OPTIONS = (
     Option("model", str, "openai/gpt-4o-mini"),
@@ -173,11 +174,11 @@ def _json_object(text: str) -> dict | None:
     return None
 
 
-def response_format(mode: str, action_schema: Mapping[str, Any], reasoning_chars: int,
-                    strict: bool) -> dict[str, Any] | None:
+def _response_format(mode: str, action_schema: Mapping[str, Any], reasoning_chars: int,
+                     strict: bool) -> dict[str, Any] | None:
     """The ``response_format`` for a mode: a JSON schema of the reply, JSON mode, or none (plain text).
 
-    >>> response_format("json_object", {}, 100, True)
+    >>> _response_format("json_object", {}, 100, True)
     {'type': 'json_object'}
     """
     if mode == "json_object":
@@ -268,10 +269,10 @@ def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
 
 
 # --- the policy -------------------------------------------------------------------------------
-def prompt_for(game: Any) -> GamePrompt:
-    """The ``PROMPT`` of the game's prompt module (``tabletop_rl.agents.llm.splendor`` for a ``SplendorGame``)."""
-    key = type(game).__module__.rpartition(".")[0].rpartition(".")[2]  # tabletop_rl.games.<key>.game
-    module = f"{__package__}.{key}"
+def _prompt_for(game: Any) -> GamePrompt:
+    """The ``PROMPT`` of the game's prompt module (``tabletop_rl.agents.llm.splendor`` for a ``SplendorGame``),
+    found from the game's name."""
+    module = f"{__package__}.{policy_game(getattr(game, 'name', type(game).__name__))}"
     try:
         return importlib.import_module(module).PROMPT
     except (ModuleNotFoundError, AttributeError):
@@ -306,7 +307,7 @@ class LLMPolicy(BasePolicy):
         self.max_retries, self.fallback, self.legal_list = max_retries, fallback, legal_list
         self.reasoning_chars = reasoning_chars
         self.auto_mode = mode == "auto"
-        self.mode = MODES[0] if self.auto_mode else mode
+        self.mode = _MODES[0] if self.auto_mode else mode
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
         self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
                                   sleep, seed)
@@ -330,7 +331,7 @@ class LLMPolicy(BasePolicy):
         game, seat = info.get("game"), info.get("player")
         if game is None or seat is None:
             raise ValueError(f"{self.name} needs info={{'game': <game>, 'player': seat}}")
-        prompt = self._prompt or prompt_for(game)
+        prompt = self._prompt or _prompt_for(game)
         legal = np.flatnonzero(mask).tolist()
         record = MoveRecord(seat=int(seat), ply=getattr(game, "ply", None))
         self.moves.append(record)
@@ -384,14 +385,14 @@ class LLMPolicy(BasePolicy):
         while True:
             request = ChatRequest(
                 model=self.model, messages=list(messages), temperature=self.temperature, max_tokens=self.max_tokens,
-                response_format=response_format(self.mode, schema, self.reasoning_chars, self.legal_list),
+                response_format=_response_format(self.mode, schema, self.reasoning_chars, self.legal_list),
                 timeout_s=self.timeout, extra_headers=self.extra_headers, extra_body=self.extra_body)
             try:
                 return self.client.complete(request)
             except FatalLLMError as e:
-                if not (self.auto_mode and e.rejects_format and self.mode != MODES[-1]):
+                if not (self.auto_mode and e.rejects_format and self.mode != _MODES[-1]):
                     raise FatalLLMError(f"llm player {self.name!r} stopped: {e}", e.status) from None
-                self.mode = MODES[MODES.index(self.mode) + 1]
+                self.mode = _MODES[_MODES.index(self.mode) + 1]
 
     def _fall_back(self, prompt: GamePrompt, observation: Any, mask: np.ndarray, info: Mapping[str, Any],
                    record: MoveRecord) -> int:
@@ -409,10 +410,10 @@ class LLMPolicy(BasePolicy):
 
 
 def _check_options(**values: Any) -> None:
-    if values["fallback"] not in FALLBACKS:
-        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(FALLBACKS)}")
-    if values["mode"] not in ("auto",) + MODES:
-        raise ValueError(f"mode={values['mode']!r} is not one of auto, {', '.join(MODES)}")
+    if values["fallback"] not in _FALLBACKS:
+        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(_FALLBACKS)}")
+    if values["mode"] not in ("auto",) + _MODES:
+        raise ValueError(f"mode={values['mode']!r} is not one of auto, {', '.join(_MODES)}")
     for name in ("max_retries", "net_retries"):
         if values[name] < 0:
             raise ValueError(f"{name} must be >= 0, got {values[name]}")
@@ -426,13 +427,13 @@ def chat_client(backend: Any, base_url: str, api_key: str | None, api_key_env: s
                 seed: int | None) -> ChatClient:
     """The ``ChatClient`` an LLM policy talks through: ``backend`` if given (tests), else the openai SDK."""
     if backend is None:
-        backend = OpenAIBackend(base_url, api_key_for(api_key, api_key_env, base_url),
+        backend = OpenAIBackend(base_url, _api_key_for(api_key, api_key_env, base_url),
                                 default_headers={"X-Title": "tabletop_rl"})
     return ChatClient(backend, base_url, retry=RetrySettings(net_retries, backoff), concurrency=concurrency,
                       cache=ResponseCache(cache) if cache else None, sleep=sleep, seed=seed)
 
 
-def api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
+def _api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
     """The API key; a loopback server without one gets a placeholder (local servers ignore it)."""
     key = find_api_key(explicit, env_var)
     if key:

@@ -44,19 +44,21 @@ from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import SpaceConquestPolicy, plan_orders
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
-FALLBACKS = ("heuristic", "pass")
+__all__ = ["NUDGE", "SPACE_CONQUEST_LLM_OPTIONS", "ToolLLMPolicy", "system_prompt"]
+
+_FALLBACKS = ("heuristic", "pass")
 #: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it (the
 #: fallback here is ``heuristic`` or ``pass``) and the per-turn tool-call budget.
 SPACE_CONQUEST_LLM_OPTIONS = tuple(
     replace(o, default="heuristic") if o.name == "fallback" else o
     for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode")) + (
     Option("max_tool_calls", int, MAX_TOOL_CALLS),)
-MODE = "tools"  # the record's ``mode``: replies come as function calls, not as a response format
-LOSS_RULES = {
+_MODE = "tools"  # the record's ``mode``: replies come as function calls, not as a response format
+_LOSS_RULES = {
     "flat": "a fleet in flight is lost whole with a 2% chance each turn",
     "nlogn": "a fleet in flight may be lost whole, the more likely the longer its journey (estimate_route tells)",
 }
-SYSTEM_PROMPT = """You command one of two empires in Space Conquest, a game of simultaneous orders and fog of war.
+_SYSTEM_PROMPT = """You command one of two empires in Space Conquest, a game of simultaneous orders and fog of war.
 The map is a 12x10 grid of 16 stars named A-P; travel takes one turn per parsec (Chebyshev distance), and
 {loss}. Each star you own produces its RU in ships every turn;
 a garrison smaller than its star's RU may rebel. In a fight the larger force wins and loses half the smaller
@@ -72,11 +74,11 @@ NUDGE = "Call a tool; end the turn with submit_orders."
 
 def system_prompt(loss_model: str) -> str:
     """The rules summary for a game played under ``loss_model`` ("flat" or "nlogn")."""
-    return SYSTEM_PROMPT.format(loss=LOSS_RULES[loss_model], home_ru=R.HOME_RU, tables=", ".join(MEMORY_TABLES))
+    return _SYSTEM_PROMPT.format(loss=_LOSS_RULES[loss_model], home_ru=R.HOME_RU, tables=", ".join(MEMORY_TABLES))
 
 
 @dataclass
-class TurnRecord(MoveRecord):
+class _TurnRecord(MoveRecord):
     """One turn: ``MoveRecord``'s accounting (``ply`` is the game turn, ``move`` the orders played as
     JSON) plus ``tool_calls``. ``parse_failures`` counts replies without a tool call and calls whose
     arguments are not a JSON object; ``illegal_replies`` counts refused submissions."""
@@ -106,7 +108,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
         self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
                                   sleep, seed)
-        self.moves: list[TurnRecord] = []
+        self.moves: list[_TurnRecord] = []
         self._tools: PlayerTools | None = None
 
     def reset(self, seed: int | None = None) -> None:
@@ -125,7 +127,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         if game is None or seat is None:
             raise ValueError(f"{self.name} needs info={{'game': <SpaceConquestGame>, 'player': seat}}")
         tools = self._tools_for(game, int(seat))
-        record = TurnRecord(seat=int(seat), ply=game.turn, mode=MODE)
+        record = _TurnRecord(seat=int(seat), ply=game.turn, mode=_MODE)
         self.moves.append(record)
         orders = self._converse(tools, record)
         if orders is None:
@@ -143,7 +145,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         tools.start_turn(game)
         return tools
 
-    def _converse(self, tools: PlayerTools, record: TurnRecord) -> dict[str, Any] | None:
+    def _converse(self, tools: PlayerTools, record: _TurnRecord) -> dict[str, Any] | None:
         """Run the model's tool calls until an accepted submission (its orders) or the limits (``None``)."""
         game = tools.game
         messages: list[dict[str, Any]] = [
@@ -154,7 +156,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         idle = 0
         while tools.calls < tools.max_calls:
             reply = self._complete(messages)
-            record.add_reply(reply, MODE)
+            record.add_reply(reply, _MODE)
             record.reasoning = reply.text or record.reasoning
             messages.append(reply.assistant_message())
             if not reply.tool_calls:
@@ -174,7 +176,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         record.errors.append(f"tool call budget spent ({tools.max_calls} per turn) without accepted orders")
         return None
 
-    def _run(self, tools: PlayerTools, call: ToolCall, record: TurnRecord, reply: ChatReply) -> Any:
+    def _run(self, tools: PlayerTools, call: ToolCall, record: _TurnRecord, reply: ChatReply) -> Any:
         """One tool call's result; a submission with errors is withdrawn so the model can submit again."""
         record.tool_calls += 1
         if not _is_json_object(call.arguments):
@@ -206,8 +208,8 @@ def _is_json_object(text: str) -> bool:
 
 
 def _check_options(**values: Any) -> None:
-    if values["fallback"] not in FALLBACKS:
-        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(FALLBACKS)}")
+    if values["fallback"] not in _FALLBACKS:
+        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(_FALLBACKS)}")
     for name in ("max_retries", "net_retries"):
         if values[name] < 0:
             raise ValueError(f"{name} must be >= 0, got {values[name]}")

@@ -23,6 +23,8 @@ from tabletop_rl.games.space_conquest.actions import check_orders, star_index
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 from tabletop_rl.games.space_conquest.render import render_map
 
+__all__ = ["MAX_TOOL_CALLS", "MEMORY_TABLES", "TOOL_SCHEMAS", "PlayerTools", "tool_names"]
+
 MAX_TOOL_CALLS = 15  # per turn, as the LLM player spec says
 MEMORY_TABLES = ("discovery", "battle", "sighting", "threat", "plan")
 _ORDERS_SCHEMA = {
@@ -63,7 +65,7 @@ TOOL_SCHEMAS = [
 ]
 
 
-class ToolError(ValueError):
+class _ToolError(ValueError):
     """A tool call that cannot be answered; its message goes back to the model."""
 
 
@@ -128,7 +130,7 @@ class PlayerTools:
 
     def tool_submit_orders(self, orders: Any) -> dict[str, Any]:
         if self.submitted is not None:
-            raise ToolError("orders are already submitted for this turn")
+            raise _ToolError("orders are already submitted for this turn")
         check = check_orders(self.game.state, self.player, orders)
         self.submitted = orders
         return {**check.as_dict(), "submitted": True}
@@ -141,14 +143,14 @@ class PlayerTools:
 
     def tool_memory_upsert(self, table: str, key: str, note: str) -> dict[str, Any]:
         if not isinstance(key, str) or not key or not isinstance(note, str):
-            raise ToolError("key must be a non-empty string and note a string")
+            raise _ToolError("key must be a non-empty string and note a string")
         self.memory[_table(table)][key] = {"note": note, "turn": self.game.turn}
         return {"ok": True}
 
 
 def _table(name: str) -> str:
     if name not in MEMORY_TABLES:
-        raise ToolError(f"unknown memory table {name!r}; tables: {', '.join(MEMORY_TABLES)}")
+        raise _ToolError(f"unknown memory table {name!r}; tables: {', '.join(MEMORY_TABLES)}")
     return name
 
 

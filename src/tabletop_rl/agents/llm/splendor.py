@@ -7,7 +7,7 @@ do (an opponent's blind reserve shows as its level only).
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(2, seed=3)
 >>> PROMPT.parse_action({"type": "TAKE_3_DIFF", "tokens": {"red": 1, "white": 1, "blue": 1}}, g, 0,
-...                     g.legal_actions()).action == g.parse_action("take:white,blue,red")
+...                     g.legal_actions()).action == g.move_id("take:white,blue,red")
 True
 >>> "0: take:white,blue,green" in PROMPT.user_message(g, 0, g.legal_actions(), legal_list=True)
 True
@@ -21,8 +21,10 @@ from typing import Any
 
 from tabletop_rl.agents.llm.policy import FINAL_ANSWER, PlannedMove, ReplyError
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, action_id, kind
+from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, kind, move_id
 from tabletop_rl.games.splendor.game import SplendorGame
+
+__all__ = ["PROMPT", "SYSTEM_PROMPT", "seat_view"]
 
 SYSTEM_PROMPT = f"""You are a player in a game of Splendor (base game). Win by having the most prestige points when \
 the game ends.
@@ -82,8 +84,8 @@ def _counts(values: Sequence[int], names: Sequence[str], skip_zero: bool = False
     return {name: int(v) for name, v in zip(names, values) if v or not skip_zero}
 
 
-def card_view(card: int) -> dict[str, Any]:
-    """A card as prompts show it, e.g. ``card_view(0)["cost"] == {"red": 2, "black": 1}``."""
+def _card_view(card: int) -> dict[str, Any]:
+    """A card as prompts show it, e.g. ``_card_view(0)["cost"] == {"red": 2, "black": 1}``."""
     cards, _ = R.tables()
     row = cards[card]
     return {"id": card, "level": int(row[R.CARD_LEVEL]), "colour": R.COLOURS[row[R.CARD_BONUS]],
@@ -91,7 +93,7 @@ def card_view(card: int) -> dict[str, Any]:
             "cost": _counts(row[R.CARD_COST:R.CARD_COST + 5], R.COLOURS, skip_zero=True)}
 
 
-def noble_view(noble: int) -> dict[str, Any]:
+def _noble_view(noble: int) -> dict[str, Any]:
     _, nobles = R.tables()
     return {"id": noble, "points": R.NOBLE_POINTS, "requires": _counts(nobles[noble], R.COLOURS, skip_zero=True)}
 
@@ -101,7 +103,7 @@ def _player_view(game: SplendorGame, p: int, own: bool) -> dict[str, Any]:
     view = {"seat": p, "score": me["points"], "gems": me["tokens"], "bonuses": me["bonuses"],
             "cardsBought": len(me["bought"]), "nobles": me["nobles"]}
     shown = [card for card, blind in me["reserved"] if own or not blind]
-    view["reserved"] = [card_view(card) for card in shown]
+    view["reserved"] = [_card_view(card) for card in shown]
     if not own:
         view["reservedCount"] = len(me["reserved"])
         view["hiddenReservedLevels"] = [R.level_of(card) + 1 for card, blind in me["reserved"] if blind]
@@ -119,8 +121,8 @@ def seat_view(game: SplendorGame, seat: int) -> dict[str, Any]:
         "opponents": [_player_view(game, (seat + k) % n, own=False) for k in range(1, n)],
         "board": {
             "tokens": game.bank,
-            "nobles": [noble_view(nb) for nb in game.table_nobles],
-            "market": {f"level{lv}": [None if c is None else card_view(c) for c in game.market(lv)]
+            "nobles": [_noble_view(nb) for nb in game.table_nobles],
+            "market": {f"level{lv}": [None if c is None else _card_view(c) for c in game.market(lv)]
                        for lv in (1, 2, 3)},
             "deckSizes": {f"level{lv}": size for lv, size in zip((1, 2, 3), game.deck_sizes)},
         },
@@ -129,7 +131,7 @@ def seat_view(game: SplendorGame, seat: int) -> dict[str, Any]:
 
 # --- the legal moves ------------------------------------------------------------------------------
 def _card_words(card: int) -> str:
-    view = card_view(card)
+    view = _card_view(card)
     return f"card {card} (level {view['level']}, {view['colour']}, {view['points']} points)"
 
 
@@ -137,7 +139,7 @@ def _gold_words(game: SplendorGame) -> str:
     return " and take 1 gold" if game.bank["gold"] > 0 else " (no gold left to take)"
 
 
-def describe_move(game: SplendorGame, seat: int, action: int) -> str:
+def _describe_move(game: SplendorGame, seat: int, action: int) -> str:
     """What a move does, in words, for the legal-move list (only what ``seat`` can see)."""
     name, k = ACTION_NAMES[action], kind(action)
     arg = name.partition(":")[2]
@@ -164,8 +166,8 @@ def describe_move(game: SplendorGame, seat: int, action: int) -> str:
     return "pass (no other move is possible)"
 
 
-def legal_move_lines(game: SplendorGame, seat: int, legal: Sequence[int]) -> str:
-    return "\n".join(f"{a}: {ACTION_NAMES[a]}  ({describe_move(game, seat, a)})" for a in legal)
+def _legal_move_lines(game: SplendorGame, seat: int, legal: Sequence[int]) -> str:
+    return "\n".join(f"{a}: {ACTION_NAMES[a]}  ({_describe_move(game, seat, a)})" for a in legal)
 
 
 # --- reading the action ------------------------------------------------------------------------------
@@ -177,10 +179,10 @@ def _colour(name: Any, field: str, allow_gold: bool) -> str:
     return key
 
 
-def token_counts(value: Any, field: str, allow_gold: bool) -> dict[str, int]:
+def _token_counts(value: Any, field: str, allow_gold: bool) -> dict[str, int]:
     """``{"red": 1, ...}`` (or a list of colours, one token each) as counts in colour order, zeros dropped.
 
-    >>> token_counts(["blue", "white"], "tokens", allow_gold=False)
+    >>> _token_counts(["blue", "white"], "tokens", allow_gold=False)
     {'white': 1, 'blue': 1}
     """
     if isinstance(value, list):
@@ -216,14 +218,14 @@ def _market_slot(game: SplendorGame, card: int) -> str | None:
 
 
 def _take_different(value: dict, game: SplendorGame, seat: int) -> str:
-    counts = token_counts(value.get("tokens"), "tokens", allow_gold=False)
+    counts = _token_counts(value.get("tokens"), "tokens", allow_gold=False)
     if not counts or any(n != 1 for n in counts.values()):
         raise ReplyError("parse", f"TAKE_3_DIFF takes 1 token each of up to 3 different colours, got {counts}")
     return "take:" + ",".join(counts)
 
 
 def _take_same(value: dict, game: SplendorGame, seat: int) -> str:
-    counts = token_counts(value.get("tokens"), "tokens", allow_gold=False)
+    counts = _token_counts(value.get("tokens"), "tokens", allow_gold=False)
     if len(counts) != 1 or next(iter(counts.values())) != 2:
         raise ReplyError("parse", f"TAKE_2_SAME takes 2 tokens of one colour, got {counts}")
     return "take2:" + next(iter(counts))
@@ -273,11 +275,11 @@ _STRUCTURED: dict[str, Callable[[dict, SplendorGame, int], str]] = {
 
 def _returns(value: Any, field: str) -> list[int]:
     """Return actions for ``{"red": 2, "gold": 1}``: one per token, in colour order, gold last."""
-    counts = token_counts(value, field, allow_gold=True)
-    return [action_id(f"return:{colour}") for colour, n in counts.items() for _ in range(n)]
+    counts = _token_counts(value, field, allow_gold=True)
+    return [move_id(f"return:{colour}") for colour, n in counts.items() for _ in range(n)]
 
 
-class SplendorPrompt:
+class _SplendorPrompt:
     """Splendor's ``GamePrompt`` (see ``tabletop_rl.agents.llm.policy``)."""
 
     game = "splendor"
@@ -291,14 +293,14 @@ class SplendorPrompt:
             head = (f"You are seat {seat} and hold {held} tokens {json.dumps(me['tokens'])}; the limit is 10, so "
                     f"return one token now ({held - R.TOKEN_LIMIT} to return in all). Your bonuses: "
                     f"{json.dumps(me['bonuses'])}.")
-            return f"{head}\nLegal moves:\n{legal_move_lines(game, seat, legal)}"
+            return f"{head}\nLegal moves:\n{_legal_move_lines(game, seat, legal)}"
         if game.phase == "noble":
             head = f"You are seat {seat} and several nobles would visit you; choose one."
-            return f"{head}\nLegal moves:\n{legal_move_lines(game, seat, legal)}"
+            return f"{head}\nLegal moves:\n{_legal_move_lines(game, seat, legal)}"
         position = json.dumps(seat_view(game, seat), separators=(",", ":"))
         text = f"You are seat {seat}. The position:\n{position}\n"
         if legal_list:
-            return text + f"Legal moves (reply with the number):\n{legal_move_lines(game, seat, legal)}"
+            return text + f"Legal moves (reply with the number):\n{_legal_move_lines(game, seat, legal)}"
         return text + "Choose a legal move; give it as a move name or a structured move."
 
     def action_schema(self, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
@@ -330,7 +332,7 @@ class SplendorPrompt:
         if move_type not in _STRUCTURED:
             raise ReplyError("parse", f"unknown move type {value.get('type')!r} (known: "
                                       f"{', '.join([*_STRUCTURED, 'RETURN_TOKENS'])})")
-        return action_id(_STRUCTURED[move_type](value, game, seat)), plan
+        return move_id(_STRUCTURED[move_type](value, game, seat)), plan
 
     @staticmethod
     def move_name(action: int) -> str:
@@ -349,10 +351,10 @@ def _move_id(value: Any) -> int:
         return value
     if isinstance(value, str):
         try:
-            return action_id(value.strip().strip('"\'').rstrip("."))
+            return move_id(value.strip().strip('"\'').rstrip("."))
         except ValueError as e:
             raise ReplyError("parse", str(e)) from None
     raise ReplyError("parse", f"action must be a move number, a move name or a structured move, got {value!r}")
 
 
-PROMPT = SplendorPrompt()
+PROMPT = _SplendorPrompt()

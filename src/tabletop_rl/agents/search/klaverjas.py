@@ -27,7 +27,9 @@ from tabletop_rl.games.klaverjas.baselines import bid_action, state_and_seat
 from tabletop_rl.games.klaverjas.determinize import determinize
 from tabletop_rl.games.klaverjas.solver import INF, card_values, deal_value, new_table
 
-OBJECTIVES = ("score", "points")
+__all__ = ["SearchPolicy", "card_means", "deal_score_difference", "pimc_card_samples"]
+
+_OBJECTIVES = ("score", "points")
 
 
 def pimc_card_samples(state: np.ndarray, seat: int, samples: int, rng: np.random.Generator, table: np.ndarray,
@@ -92,7 +94,7 @@ class SearchPolicy(BasePolicy):
         if samples < 1:
             raise ValueError(f"samples must be at least 1, got {samples}")
         self.samples = samples
-        self.objective = OBJECTIVES[R.option_index(objective, "objective", OBJECTIVES)]
+        self.objective = _OBJECTIVES[R.option_index(objective, "objective", _OBJECTIVES)]
         self._table = new_table()
 
     def card_means(self, state: np.ndarray, seat: int) -> dict[int, float]:

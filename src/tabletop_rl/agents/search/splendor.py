@@ -38,11 +38,13 @@ from tabletop_rl.games.splendor.baselines import (
     player_value,
 )
 
-MAX_LEVELS = 48  # recursion levels of the expectiminimax stack: one per turn searched
-BOUND_MARGIN = 100.0  # evaluations are clamped to +-(win weight + this) for the chance-node bounds
-FIRST_RATE = 200_000.0  # nodes/s assumed before a policy has timed its own search
-VALUE_SCALE = 4.0  # MCTS: a rollout's evaluation lead of this much maps to a reward of 0.73
-CHUNK = 32  # MCTS iterations between clock checks under a time budget
+__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "unseen_pool"]
+
+_MAX_LEVELS = 48  # recursion levels of the expectiminimax stack: one per turn searched
+_BOUND_MARGIN = 100.0  # evaluations are clamped to +-(win weight + this) for the chance-node bounds
+_FIRST_RATE = 200_000.0  # nodes/s assumed before a policy has timed its own search
+_VALUE_SCALE = 4.0  # MCTS: a rollout's evaluation lead of this much maps to a reward of 0.73
+_CHUNK = 32  # MCTS iterations between clock checks under a time budget
 
 
 # --- shared helpers --------------------------------------------------------------------------------
@@ -78,7 +80,7 @@ def unseen_pool(state, searcher, lv, pool):
     for i in range(state[R.DECK_DRAWN + lv], R.LEVEL_SIZE[lv]):
         pool[k] = state[start + i]
         k += 1
-    for q in range(state[R.NUM_PLAYERS]):
+    for q in range(state[R.NUM_PLAYERS_AT]):
         if q != searcher:
             b = R.player_base(q)
             for i in range(state[b + R.P_NRESERVED]):
@@ -91,7 +93,7 @@ def unseen_pool(state, searcher, lv, pool):
 
 
 @njit(cache=True)
-def draw_site(state, action, searcher):
+def _draw_site(state, action, searcher):
     """Where ``action``'s deck draw lands in the row and the deck's level, or ``(-1, -1)`` when the
     searcher need not average over it: market refills and the searcher's own blind reserves are
     chance events; another seat's blind reserve stays a card the searcher's evaluation never reads."""
@@ -119,7 +121,7 @@ def place_drawn(state, at, card, searcher):
             state[start + i] = drawn
             state[at] = card
             return
-    for q in range(state[R.NUM_PLAYERS]):
+    for q in range(state[R.NUM_PLAYERS_AT]):
         b = R.player_base(q)
         for i in range(state[b + R.P_NRESERVED]):
             if q != searcher and state[b + R.P_RESERVED + i] == card:
@@ -129,7 +131,7 @@ def place_drawn(state, at, card, searcher):
 
 
 @njit(cache=True)
-def play_turn(child, parent, action, at, card, searcher, cards, nobles, weights, mask, inner):
+def _play_turn(child, parent, action, at, card, searcher, cards, nobles, weights, mask, inner):
     """``child`` = ``parent`` after ``action``, the draw at ``at`` (if any) set to ``card``, and the
     rest of the mover's turn (token returns, a noble choice) played by greedy's one-ply rule."""
     child[:] = parent
@@ -142,7 +144,7 @@ def play_turn(child, parent, action, at, card, searcher, cards, nobles, weights,
 
 
 @njit(cache=True)
-def order_moves(state, cards, nobles, weights, mask, values, order, scratch, first):
+def _order_moves(state, cards, nobles, weights, mask, values, order, scratch, first):
     """Legal actions into ``order``, best greedy look-ahead value for the mover first (``first``, if
     legal, goes before all); return how many."""
     n = action_values(state, cards, nobles, weights, mask, scratch, values)
@@ -161,7 +163,7 @@ def order_moves(state, cards, nobles, weights, mask, values, order, scratch, fir
 
 
 @njit(cache=True)
-def sample_outcomes(pool, k, chance, rng):
+def _sample_outcomes(pool, k, chance, rng):
     """Move ``chance`` cards picked at random without replacement to ``pool[:chance]`` (all ``k``
     when there are no more); return how many outcomes the chance node has."""
     if k <= chance:
@@ -175,7 +177,7 @@ def sample_outcomes(pool, k, chance, rng):
 
 
 @njit(cache=True)
-def expectiminimax(buffers, level, depth, alpha, beta, searcher, cards, nobles, weights, chance, counters, rng):
+def _expectiminimax(buffers, level, depth, alpha, beta, searcher, cards, nobles, weights, chance, counters, rng):
     """Value for ``searcher`` of ``buffers[0][level]`` searched ``depth`` turns deep (paranoid: every
     other seat minimises it), with alpha-beta at decision nodes and Star1 bounds at chance nodes.
 
@@ -188,32 +190,32 @@ def expectiminimax(buffers, level, depth, alpha, beta, searcher, cards, nobles, 
         counters[2] = 1
         return 0.0
     counters[0] += 1
-    bound = weights[WIN] + BOUND_MARGIN
+    bound = weights[WIN] + _BOUND_MARGIN
     if depth == 0 or state[R.STATUS] != R.PLAYING:
         return min(bound, max(-bound, evaluate(state, searcher, cards, nobles, weights)))
     first = counters[4] if level == 0 else -1
-    n = order_moves(state, cards, nobles, weights, masks[level], values[level], orders[level], scratch, first)
+    n = _order_moves(state, cards, nobles, weights, masks[level], values[level], orders[level], scratch, first)
     maximising = state[R.CURRENT] == searcher
     best = -np.inf if maximising else np.inf
     pool = pools[level]
     for i in range(n):
         action = orders[level, i]
-        at, lv = draw_site(state, action, searcher)
+        at, lv = _draw_site(state, action, searcher)
         outcomes = 1
         if at >= 0:
-            outcomes = sample_outcomes(pool, unseen_pool(state, searcher, lv, pool), chance, rng)
+            outcomes = _sample_outcomes(pool, unseen_pool(state, searcher, lv, pool), chance, rng)
             if outcomes == 0:
                 at = -1
                 outcomes = 1
         total = 0.0
         value = 0.0
         for j in range(outcomes):
-            play_turn(rows[level + 1], state, action, at, pool[j], searcher, cards, nobles, weights, sub_mask, inner)
+            _play_turn(rows[level + 1], state, action, at, pool[j], searcher, cards, nobles, weights, sub_mask, inner)
             rest = outcomes - j - 1
             lo = max(-bound, outcomes * alpha - total - rest * bound)  # Star1: the child window that
             hi = min(bound, outcomes * beta - total + rest * bound)  # can still move this average
-            total += expectiminimax(buffers, level + 1, depth - 1, lo, hi, searcher, cards, nobles, weights,
-                                    chance, counters, rng)
+            total += _expectiminimax(buffers, level + 1, depth - 1, lo, hi, searcher, cards, nobles, weights,
+                                     chance, counters, rng)
             if counters[2]:
                 return 0.0
             value = (total + rest * bound) / outcomes
@@ -237,13 +239,13 @@ def expectiminimax(buffers, level, depth, alpha, beta, searcher, cards, nobles, 
 
 
 class _Stack:
-    """Preallocated per-level buffers for ``expectiminimax``: rows, masks, values, move orders, pools."""
+    """Preallocated per-level buffers for ``_expectiminimax``: rows, masks, values, move orders, pools."""
 
     def __init__(self) -> None:
-        self.buffers = (np.zeros((MAX_LEVELS, R.STATE_SIZE), R.STATE_DTYPE),
-                        np.zeros((MAX_LEVELS, R.NUM_ACTIONS), np.bool_),
-                        np.zeros((MAX_LEVELS, R.NUM_ACTIONS)), np.zeros((MAX_LEVELS, R.NUM_ACTIONS), np.int64),
-                        np.zeros((MAX_LEVELS, R.NUM_CARDS), R.STATE_DTYPE), np.zeros(R.STATE_SIZE, R.STATE_DTYPE),
+        self.buffers = (np.zeros((_MAX_LEVELS, R.STATE_SIZE), R.STATE_DTYPE),
+                        np.zeros((_MAX_LEVELS, R.NUM_ACTIONS), np.bool_),
+                        np.zeros((_MAX_LEVELS, R.NUM_ACTIONS)), np.zeros((_MAX_LEVELS, R.NUM_ACTIONS), np.int64),
+                        np.zeros((_MAX_LEVELS, R.NUM_CARDS), R.STATE_DTYPE), np.zeros(R.STATE_SIZE, R.STATE_DTYPE),
                         np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.NUM_ACTIONS, np.bool_))
 
 
@@ -270,14 +272,14 @@ class ExpectiminimaxPolicy(BasePolicy):
     def __init__(self, name: str = "expectiminimax", seed: int | None = None, depth: int = 20,
                  budget_ms: float = 100.0, nodes: int = 0, chance: int = 3) -> None:
         super().__init__(name, seed)
-        _check(1 <= depth < MAX_LEVELS, f"expectiminimax depth must be in 1..{MAX_LEVELS - 1}, got {depth}")
+        _check(1 <= depth < _MAX_LEVELS, f"expectiminimax depth must be in 1..{_MAX_LEVELS - 1}, got {depth}")
         _check(budget_ms >= 0, f"expectiminimax budget_ms must be >= 0 (0 = no time limit), got {budget_ms}")
         _check(nodes >= 0, f"expectiminimax nodes must be >= 0 (0 = no node limit), got {nodes}")
         _check(chance >= 1, f"expectiminimax chance must be >= 1 card per chance node, got {chance}")
         self.depth, self.budget_ms, self.nodes, self.chance = depth, budget_ms, nodes, chance
         self.weights = DEFAULT_GREEDY_WEIGHTS.copy()
         self.cards, self.nobles = R.tables()
-        self.rate = FIRST_RATE
+        self.rate = _FIRST_RATE
         self.depth_reached = 0
         self._stack = _Stack()
 
@@ -303,8 +305,8 @@ class ExpectiminimaxPolicy(BasePolicy):
             if limit == 0:
                 break
             counters = np.array([0, limit, 0, -1, best], np.int64)
-            expectiminimax(self._stack.buffers, 0, depth, -np.inf, np.inf, seat, self.cards, self.nobles,
-                           self.weights, self.chance, counters, rng)
+            _expectiminimax(self._stack.buffers, 0, depth, -np.inf, np.inf, seat, self.cards, self.nobles,
+                            self.weights, self.chance, counters, rng)
             used += int(counters[0])
             if counters[3] >= 0:
                 best = int(counters[3])
@@ -323,10 +325,10 @@ class ExpectiminimaxPolicy(BasePolicy):
 
 # --- information-set MCTS ------------------------------------------------------------------------------
 @njit(cache=True)
-def rewards_into(state, cards, nobles, weights, out):
+def _rewards_into(state, cards, nobles, weights, out):
     """Each seat's reward in [0, 1]: a finished game gives the winners 1/k each (k winners) and the
     others 0; otherwise a logistic squashing of the seat's evaluation lead over its best opponent."""
-    n = state[R.NUM_PLAYERS]
+    n = state[R.NUM_PLAYERS_AT]
     out[:] = 0.0
     if state[R.STATUS] == R.OVER:
         won = np.zeros(R.MAX_PLAYERS, np.int8)
@@ -343,11 +345,11 @@ def rewards_into(state, cards, nobles, weights, out):
         for q in range(n):
             if q != p:
                 lead = min(lead, own[p] - own[q])
-        out[p] = 1.0 / (1.0 + np.exp(-lead / VALUE_SCALE))
+        out[p] = 1.0 / (1.0 + np.exp(-lead / _VALUE_SCALE))
 
 
 @njit(cache=True)
-def rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng):
+def _rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng):
     """Play ``turns`` main actions (and their sub-steps) from ``state``: greedy's move, or with
     probability ``epsilon`` (always, when not ``greedy``) a uniformly random legal one."""
     while state[R.STATUS] == R.PLAYING:
@@ -363,7 +365,7 @@ def rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch
 
 
 @njit(cache=True)
-def select_or_expand(tree, node, state, c, cards, nobles, weights, mask, values, scratch):
+def _select_or_expand(tree, node, state, c, cards, nobles, weights, mask, values, scratch):
     """The action to take at ``node`` in this determinisation: the best unexpanded legal action by
     greedy's look-ahead if any, else UCT over the legal children (available counts as the parent's
     visits). Returns (action, True when it is new). Every legal child's available count goes up."""
@@ -391,8 +393,8 @@ def select_or_expand(tree, node, state, c, cards, nobles, weights, mask, values,
 
 
 @njit(cache=True)
-def mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, epsilon, cards, nobles, weights,
-                    work, path, movers, rng):
+def _mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, epsilon, cards, nobles, weights,
+                     work, path, movers, rng):
     """Run ``iterations`` ISMCTS iterations from ``root`` on ``tree`` (``used[0]`` nodes in use; node 0
     is the root): re-deal the searcher's unseen cards, descend (select/expand one node), roll out,
     and add each seat's reward to the nodes it moved into."""
@@ -406,7 +408,7 @@ def mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, ep
         length = 0
         while state[R.STATUS] == R.PLAYING:
             mover = state[R.CURRENT]
-            action, new = select_or_expand(tree, node, state, c, cards, nobles, weights, mask, values, scratch)
+            action, new = _select_or_expand(tree, node, state, c, cards, nobles, weights, mask, values, scratch)
             if new:
                 if used[0] == capacity:
                     break
@@ -424,8 +426,8 @@ def mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, ep
             length += 1
             if new:
                 break
-        rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng)
-        rewards_into(state, cards, nobles, weights, reward)
+        _rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng)
+        _rewards_into(state, cards, nobles, weights, reward)
         visits[0] += 1
         for i in range(length):
             visits[path[i]] += 1
@@ -498,9 +500,9 @@ class MCTSPolicy(BasePolicy):
 
     def _run(self, root: np.ndarray, seat: int, iterations: int, rng: np.ndarray) -> None:
         self.tree.ensure(int(self.tree.used[0]) + iterations)
-        mcts_iterations(self.tree.arrays, self.tree.used, root, seat, iterations, self.c, self.rollout == "greedy",
-                        self.rollout_depth, self.epsilon, self.cards, self.nobles, self.weights, self._work,
-                        self.tree.path, self.tree.movers, rng)
+        _mcts_iterations(self.tree.arrays, self.tree.used, root, seat, iterations, self.c, self.rollout == "greedy",
+                         self.rollout_depth, self.epsilon, self.cards, self.nobles, self.weights, self._work,
+                         self.tree.path, self.tree.movers, rng)
         self.iterations += iterations
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
@@ -515,7 +517,7 @@ class MCTSPolicy(BasePolicy):
         else:
             deadline = time.perf_counter() + self.budget_ms / 1000
             while time.perf_counter() < deadline:
-                self._run(root, seat, CHUNK, rng)
+                self._run(root, seat, _CHUNK, rng)
         self.add_nodes(int(self.tree.used[0]))
         return self._most_visited(mask)
 

@@ -92,7 +92,7 @@ def match_left(state: np.ndarray) -> float:
     target = int(state[R.TARGET])
     if target:
         return max(0, target - int(state[R.MATCH_SCORE:R.MATCH_SCORE + 2].max())) / target
-    deals = int(state[R.NUM_DEALS])
+    deals = int(state[R.NUM_DEALS_AT])
     return (deals - int(state[R.DEAL_NO])) / deals
 
 

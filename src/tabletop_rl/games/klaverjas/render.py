@@ -16,7 +16,7 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
     """The match as text for ``viewer`` (a seat sees its own hand; ``None``, a spectator, sees none)."""
     names = "NESW"
     trump = int(state[R.TRUMP])
-    deals, deal = int(state[R.NUM_DEALS]), int(state[R.DEAL_NO]) + 1
+    deals, deal = int(state[R.NUM_DEALS_AT]), int(state[R.DEAL_NO]) + 1
     match = f"deal {deal} (to {int(state[R.TARGET])})" if state[R.TARGET] else f"deal {min(deal, deals)}/{deals}"
     lines = [f"{match}  rules {R.RULE_SETS[int(state[R.RULES])]}  phase {R.PHASE_NAMES[int(state[R.PHASE])]}"
              f"  match N-S {int(state[R.MATCH_SCORE])} E-W {int(state[R.MATCH_SCORE + 1])}"]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from tabletop_rl.core.kernels import pick_legal, splitmix64
+from tabletop_rl.core.kernels import below, pick_legal, shuffle, splitmix64
 
 # --- cards -----------------------------------------------------------------------------
 SUITS = "CDHS"
@@ -92,7 +92,7 @@ SCHEME = 1
 ALL_PASS = 2
 FIRST_LEAD = 3
 PIT_FOR_DEFENDERS = 4
-NUM_DEALS = 5
+NUM_DEALS_AT = 5
 DEAL_NO = 6  # deals finished so far
 DEALER = 7
 MATCH_SCORE = 8  # 2: per team, summed over finished deals
@@ -117,7 +117,7 @@ TRICKS_WON = 85  # 2
 DEAL_SCORE = 87  # 2: the score of the last finished deal
 FOREHAND = 89
 KRAKEN = 90  # option: defenders may double, makers redouble
-TARGET = 91  # option: match to this score (0: a match of NUM_DEALS deals)
+TARGET = 91  # option: match to this score (0: a match of NUM_DEALS_AT deals)
 STUK_MODE = 92  # option
 UNDERTRUMP = 93  # option (Amsterdam only)
 QUARTETS = 94  # option, 8: quartet roem by rank
@@ -318,14 +318,27 @@ def legal_mask(state, mask):
 
 
 # --- RNG (splitmix64, shared with the other games: tabletop_rl.core.kernels) ---------------------------
+@njit(cache=True, inline="always")
+def load_rng(state):
+    """The match's generator state, from its two 32-bit RNG words, as the ``uint64[1]`` the kernels take."""
+    rng = np.empty(1, np.uint64)
+    rng[0] = np.uint64(state[RNG]) | (np.uint64(state[RNG + 1]) << np.uint64(32))
+    return rng
+
+
+@njit(cache=True, inline="always")
+def store_rng(state, rng):
+    state[RNG] = np.int64(rng[0] & np.uint64(MASK32))
+    state[RNG + 1] = np.int64(rng[0] >> np.uint64(32))
+
+
 @njit(cache=True)
 def random_below(state, n):
     """Uniform int in [0, n) from the match's RNG words."""
-    x = np.uint64(state[RNG]) | (np.uint64(state[RNG + 1]) << np.uint64(32))
-    x, z = splitmix64(x)
-    state[RNG] = np.int64(x & np.uint64(MASK32))
-    state[RNG + 1] = np.int64(x >> np.uint64(32))
-    return np.int64(z % np.uint64(n))
+    rng = load_rng(state)
+    r = below(rng, n)
+    store_rng(state, rng)
+    return r
 
 
 # --- dealing and bidding -------------------------------------------------------------------
@@ -369,9 +382,9 @@ def deal(state):
     """Shuffle and deal 8 cards to each seat for the current dealer; open the bidding."""
     _clear_deal(state)
     order = np.arange(NUM_CARDS)
-    for i in range(NUM_CARDS - 1, 0, -1):
-        j = random_below(state, i + 1)
-        order[i], order[j] = order[j], order[i]
+    rng = load_rng(state)
+    shuffle(order, rng)
+    store_rng(state, rng)
     for s in range(4):
         hand = np.int64(0)
         for i in range(8 * s, 8 * s + 8):
@@ -514,7 +527,7 @@ def match_over(state):
     differ — when both pass it in the same deal the higher score wins; equal scores play another deal."""
     target = state[TARGET]
     if target == 0:
-        return state[DEAL_NO] >= state[NUM_DEALS]
+        return state[DEAL_NO] >= state[NUM_DEALS_AT]
     ours, theirs = state[MATCH_SCORE], state[MATCH_SCORE + 1]
     return max(ours, theirs) >= target and ours != theirs
 
@@ -580,7 +593,7 @@ def reset_state(state, seed):
     """Start the match whose options the row holds (``options_row``) from ``seed``: every other slot is
     cleared; seat 3 deals first, so seat 0 is forehand."""
     for i in range(STATE_SIZE):
-        if not (RULES <= i <= NUM_DEALS or KRAKEN <= i < QUARTETS + 8):
+        if not (RULES <= i <= NUM_DEALS_AT or KRAKEN <= i < QUARTETS + 8):
             state[i] = 0
     state[DEALER] = 3
     seed_rng(state, seed)
@@ -749,14 +762,14 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
     is checked and a bad one is a ``ValueError`` naming it. ``target`` (first team to reach it at the end
     of a deal wins) replaces ``deals``; the two cannot be combined.
 
-    >>> row = options_row(kraken=True, target=1500); int(row[KRAKEN]), int(row[TARGET]), int(row[NUM_DEALS])
+    >>> row = options_row(kraken=True, target=1500); int(row[KRAKEN]), int(row[TARGET]), int(row[NUM_DEALS_AT])
     (1, 1500, 0)
     """
     state = np.zeros(STATE_SIZE, STATE_DTYPE)
     state[TARGET] = _count(target, "target", allow_none=True)
     if state[TARGET] and deals != 1:
         raise ValueError(f"give deals or target, not both (deals={deals!r}, target={target!r})")
-    state[NUM_DEALS] = 0 if state[TARGET] else _count(deals, "deals")
+    state[NUM_DEALS_AT] = 0 if state[TARGET] else _count(deals, "deals")
     state[RULES] = option_index(rules, "rules", RULE_SETS)
     state[SCHEME] = option_index(trump_selection, "trump_selection", TRUMP_SCHEMES)
     state[ALL_PASS] = option_index(all_pass, "all_pass", ALL_PASS_OPTIONS)
@@ -777,7 +790,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
 def new_state(seed: int = 0, **options: Any) -> np.ndarray:
     """A freshly dealt match row; ``options`` are those of ``options_row`` (docs/klaverjas.md §10).
 
-    >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS])
+    >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS_AT])
     (True, 1)
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

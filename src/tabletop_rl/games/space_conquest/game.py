@@ -247,7 +247,7 @@ class SpaceConquestGame:
     def fleets(self) -> list[dict[str, Any]]:
         """Every fleet in hyperspace (true state), in launch order."""
         out = []
-        for i in range(int(self.state[R.NUM_FLEETS])):
+        for i in range(int(self.state[R.NUM_FLEETS_AT])):
             f = self.state[R.fleet_at(i):R.fleet_at(i) + R.F_SIZE]
             out.append({"owner": int(f[R.F_OWNER]), **move_dict(f[R.F_ORIGIN], f[R.F_DEST], f[R.F_SHIPS]),
                         "turns_left": int(f[R.F_LEFT]), "distance": int(f[R.F_DIST]),
@@ -282,7 +282,7 @@ class SpaceConquestGame:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to go on playing, and to replay the game from its seed."""
-        used = R.fleet_at(int(self.state[R.NUM_FLEETS]))
+        used = R.fleet_at(int(self.state[R.NUM_FLEETS_AT]))
         return {"format": SAVE_FORMAT, "seed": self.seed, "max_turns": self.max_turns,
                 "loss_model": self.loss_model,
                 "history": [[[list(move_dict(*m).values()) for m in seat] for seat in turn] for turn in self.history],
@@ -318,7 +318,7 @@ class SpaceConquestGame:
         game.state[:len(row)] = row
         check_state(game.state)
         settings = (game.max_turns, R.LOSS_MODELS.index(game.loss_model))
-        if (game.state[R.MAX_TURNS], game.state[R.LOSS_MODEL]) != settings:
+        if (game.state[R.MAX_TURNS_AT], game.state[R.LOSS_MODEL]) != settings:
             raise ValueError("save: max_turns or loss_model differ from the state's")
         _load_history(game, data["history"])
         game.errors = _checked_errors(data["errors"])
@@ -408,9 +408,10 @@ def check_state(state: np.ndarray) -> None:
     if sorted(int(state[R.HOMES + p]) for p in range(2)) != sorted(
             s for s in range(R.NUM_STARS) if state[R.star_at(s) + R.S_HOME] >= 0):
         raise ValueError("save: home stars do not match")
-    if not 0 <= state[R.NUM_FLEETS] <= R.MAX_FLEETS or state[R.TURN] < 1 or state[R.STATUS] not in (R.PLAYING, R.OVER):
+    if not 0 <= state[R.NUM_FLEETS_AT] <= R.MAX_FLEETS or state[R.TURN] < 1 \
+            or state[R.STATUS] not in (R.PLAYING, R.OVER):
         raise ValueError("save: bad turn, status or fleet count")
-    for i in range(int(state[R.NUM_FLEETS])):
+    for i in range(int(state[R.NUM_FLEETS_AT])):
         f = state[R.fleet_at(i):R.fleet_at(i) + R.F_SIZE]
         if f[R.F_OWNER] not in (0, 1) or f[R.F_SHIPS] <= 0 or not 0 < f[R.F_LEFT] <= f[R.F_DIST] \
                 or not (0 <= f[R.F_ORIGIN] < R.NUM_STARS and 0 <= f[R.F_DEST] < R.NUM_STARS):

@@ -144,7 +144,7 @@ def encode_into(state, player, obs, mask):
         if mine and ships > 0:
             mask[s * R.NUM_STARS:(s + 1) * R.NUM_STARS] = 1
             mask[SHARE_MASK + s * SHARES:SHARE_MASK + (s + 1) * SHARES] = 1
-    for i in range(state[R.NUM_FLEETS]):
+    for i in range(state[R.NUM_FLEETS_AT]):
         f = R.fleet_at(i)
         if state[f + R.F_OWNER] != player:
             continue
@@ -155,7 +155,7 @@ def encode_into(state, player, obs, mask):
             obs[o + 15] = eta
     g = R.NUM_STARS * STAR_OBS
     obs[g + 0] = turn / R.DEFAULT_MAX_TURNS
-    obs[g + 1] = (state[R.MAX_TURNS] - turn) / R.DEFAULT_MAX_TURNS
+    obs[g + 1] = (state[R.MAX_TURNS_AT] - turn) / R.DEFAULT_MAX_TURNS
     obs[g + 2] = my_ru / 10.0
     obs[g + 3] = R.total_ships(state, player) / SHIP_SCALE
 
@@ -269,7 +269,7 @@ def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
     copy.seed = 0
     state, known = copy.state, game.state
     state[:] = 0
-    for field in (R.TURN, R.STATUS, R.WINNER, R.MAX_TURNS, R.LOSS_MODEL, R.END_REASON):
+    for field in (R.TURN, R.STATUS, R.WINNER, R.MAX_TURNS_AT, R.LOSS_MODEL, R.END_REASON):
         state[field] = known[field]
     state[R.HOMES:R.HOMES + R.NUM_PLAYERS] = R.NOBODY
     state[R.HOMES + player] = known[R.HOMES + player]
@@ -279,10 +279,10 @@ def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
     state[mine] = known[mine]
     tally = slice(R.TALLY + player * R.T_SIZE, R.TALLY + (player + 1) * R.T_SIZE)
     state[tally] = known[tally]
-    fleets = [i for i in range(int(known[R.NUM_FLEETS])) if known[R.fleet_at(i) + R.F_OWNER] == player]
+    fleets = [i for i in range(int(known[R.NUM_FLEETS_AT])) if known[R.fleet_at(i) + R.F_OWNER] == player]
     for j, i in enumerate(fleets):
         state[R.fleet_at(j):R.fleet_at(j + 1)] = known[R.fleet_at(i):R.fleet_at(i + 1)]
-    state[R.NUM_FLEETS] = len(fleets)
+    state[R.NUM_FLEETS_AT] = len(fleets)
     rows = [row for row in game.log[1:game.log[0, 0] + 1] if witnessed(row, player)]
     copy.log[0, 0] = len(rows)
     if rows:

@@ -52,8 +52,8 @@ UNKNOWN = -2  # last-seen owner of a star never seen
 TURN = 0  # the turn whose orders are awaited (1-based)
 STATUS = 1
 WINNER = 2
-MAX_TURNS = 3
-NUM_FLEETS = 4
+MAX_TURNS_AT = 3
+NUM_FLEETS_AT = 4
 RNG = 5  # splitmix64 state (its bits, read as uint64)
 LOSS_MODEL = 6
 END_REASON = 7
@@ -89,7 +89,7 @@ def new_game(seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, loss_model: int 
              ) -> tuple[np.ndarray, np.ndarray]:
     """A freshly generated game: ``(state row, empty event log)``.
 
-    >>> s, _ = new_game(seed=1); s.shape == (STATE_SIZE,) and int(s[MAX_TURNS]) == 100
+    >>> s, _ = new_game(seed=1); s.shape == (STATE_SIZE,) and int(s[MAX_TURNS_AT]) == 100
     True
     """
     state = np.zeros(STATE_SIZE, np.int64)
@@ -217,7 +217,7 @@ def reset_state(state, log, seed, max_turns, loss_model):
     state[:] = 0
     log[0, 0] = 0
     state[RNG:RNG + 1].view(np.uint64)[0] = seed
-    state[MAX_TURNS] = max_turns
+    state[MAX_TURNS_AT] = max_turns
     state[LOSS_MODEL] = loss_model
     state[WINNER] = NO_WINNER
     state[TURN] = 1
@@ -273,8 +273,8 @@ def reset_state(state, log, seed, max_turns, loss_model):
 @njit(cache=True)
 def launch(state, log, p, origin, dest, ships):
     """Seat ``p`` sends ``ships`` from ``origin`` to ``dest`` (the caller has validated the order)."""
-    i = state[NUM_FLEETS]
-    state[NUM_FLEETS] = i + 1
+    i = state[NUM_FLEETS_AT]
+    state[NUM_FLEETS_AT] = i + 1
     d = distance(state, origin, dest)
     f = fleet_at(i)
     state[f + F_OWNER] = p
@@ -336,7 +336,7 @@ def movement(state, log, arrivals):
     per star and seat in ``arrivals``."""
     model = state[LOSS_MODEL]
     kept = 0
-    for i in range(state[NUM_FLEETS]):
+    for i in range(state[NUM_FLEETS_AT]):
         f = fleet_at(i)
         p = state[f + F_OWNER]
         dest = state[f + F_DEST]
@@ -354,8 +354,8 @@ def movement(state, log, arrivals):
         if kept != i:  # close up the fleet list, keeping launch order
             state[fleet_at(kept):fleet_at(kept) + F_SIZE] = state[f:f + F_SIZE]
         kept += 1
-    state[fleet_at(kept):fleet_at(state[NUM_FLEETS])] = 0  # freed slots read as empty (a canonical row)
-    state[NUM_FLEETS] = kept
+    state[fleet_at(kept):fleet_at(state[NUM_FLEETS_AT])] = 0  # freed slots read as empty (a canonical row)
+    state[NUM_FLEETS_AT] = kept
 
 
 @njit(cache=True)
@@ -438,7 +438,7 @@ def total_ships(state, p):
     for s in range(NUM_STARS):
         if state[star_at(s) + S_OWNER] == p:
             total += state[star_at(s) + S_SHIPS]
-    for i in range(state[NUM_FLEETS]):
+    for i in range(state[NUM_FLEETS_AT]):
         if state[fleet_at(i) + F_OWNER] == p:
             total += state[fleet_at(i) + F_SHIPS]
     return total
@@ -477,7 +477,7 @@ def advance(state, log, orders, counts):
     rebelled = np.zeros(NUM_STARS, np.bool_)
     rebellions(state, log, rebelled)
     production(state, log, rebelled)
-    if state[TURN] >= state[MAX_TURNS]:
+    if state[TURN] >= state[MAX_TURNS_AT]:
         score_turn_cap(state)
         return
     state[TURN] += 1

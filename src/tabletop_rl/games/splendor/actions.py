@@ -1,6 +1,6 @@
 """The fixed Splendor action table: id <-> meaning <-> text name (ids and names are public API).
 
->>> action_name(25), action_id("buy:2.1")
+>>> move_name(25), move_id("buy:2.1")
 ('take2:white', 50)
 """
 
@@ -33,8 +33,8 @@ ACTION_NAMES: tuple[str, ...] = _build_names()
 _IDS = {name: i for i, name in enumerate(ACTION_NAMES)}
 
 
-def action_name(action: int) -> str:
-    """Text name of an action id, e.g. ``action_name(71) == "pass"``."""
+def move_name(action: int) -> str:
+    """Text name of an action id, e.g. ``move_name(71) == "pass"``."""
     if isinstance(action, bool) or not isinstance(action, int) and not hasattr(action, "__index__"):
         raise ValueError(f"action must be an integer id, got {action!r}")
     a = int(action)
@@ -43,19 +43,19 @@ def action_name(action: int) -> str:
     return ACTION_NAMES[a]
 
 
-def action_id(name: str) -> int:
-    """Action id of a text name (case and spaces ignored), e.g. ``action_id("take2:red") == 28``."""
+def move_id(name: str) -> int:
+    """Action id of a text name (case and spaces ignored), e.g. ``move_id("take2:red") == 28``."""
     key = name.strip().lower().replace(" ", "") if isinstance(name, str) else None
     if key not in _IDS:
         raise ValueError(f"unknown action name {name!r} (examples: 'take:white,blue,green', 'buy:2.1', 'pass')")
     return _IDS[key]
 
 
-def to_action_id(action: int | str) -> int:
+def as_action(action: int | str) -> int:
     """Accept an id (int or numpy integer) or a name; return the id or raise ``ValueError``."""
     if isinstance(action, str):
-        return action_id(action)
-    action_name(action)
+        return move_id(action)
+    move_name(action)
     return int(action)
 
 

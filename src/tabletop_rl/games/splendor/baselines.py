@@ -111,7 +111,7 @@ def evaluate(state, seat, cards, nobles, weights):
     """
     own = player_value(state, seat, seat, cards, nobles, weights)
     best = -np.inf
-    for q in range(state[R.NUM_PLAYERS]):
+    for q in range(state[R.NUM_PLAYERS_AT]):
         if q != seat:
             best = max(best, player_value(state, q, seat, cards, nobles, weights))
     value = own - weights[OPPONENT] * best

@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, action_id, action_name, kind, to_action_id
+from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
     bought_cards,
     market_row,
@@ -96,7 +96,7 @@ class SplendorGame(TurnBased):
         self._cards, self._nobles = R.tables()
         self.state = state
         self._mask = np.zeros(NUM_ACTIONS, np.bool_)
-        self._obs_size = observation_size(int(state[R.NUM_PLAYERS]))
+        self._obs_size = observation_size(int(state[R.NUM_PLAYERS_AT]))
         self._refresh()
 
     def _refresh(self) -> None:
@@ -112,27 +112,17 @@ class SplendorGame(TurnBased):
 
     def step(self, action: int | str) -> None:
         """Apply an action (id or name) for the player to act; ``IllegalActionError`` leaves the game as it was."""
-        a = action if type(action) is int else to_action_id(action)
+        a = action if type(action) is int else as_action(action)
         if not R.checked_step(self.state, a, self._cards, self._nobles, self._mask):
-            to_action_id(a)  # out-of-range ids get their own message
+            as_action(a)  # out-of-range ids get their own message
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""
-        return _explain(self, to_action_id(action))
+        return _explain(self, as_action(action))
 
-    @staticmethod
-    def move_name(action: int) -> str:
-        """The name of action id ``action``, e.g. ``take:white,blue,green``."""
-        return action_name(action)
-
-    @staticmethod
-    def move_id(name: str) -> int:
-        """The action id of a move name; ``ValueError`` for an unknown name."""
-        return action_id(name)
-
-    action_name = move_name  # the names docs/splendor.md shows
-    parse_action = move_id
+    move_name = staticmethod(move_name)  # action id -> name, e.g. 0 -> "take:white,blue,green"
+    move_id = staticmethod(move_id)  # name -> action id; ValueError for an unknown name
 
     @staticmethod
     def rules_help() -> str:
@@ -191,13 +181,13 @@ class SplendorGame(TurnBased):
         R.play_random_until(self.state, seat, self._cards, self._nobles, self._mask)
 
     def step_vs_random(self, action: int | str, seat: int) -> bool:
-        a = action if type(action) is int else to_action_id(action)
+        a = action if type(action) is int else as_action(action)
         return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
 
     # --- state -------------------------------------------------------------------------
     @property
     def num_players(self) -> int:
-        return int(self.state[R.NUM_PLAYERS])
+        return int(self.state[R.NUM_PLAYERS_AT])
 
     @property
     def current_player(self) -> int:
@@ -238,11 +228,11 @@ class SplendorGame(TurnBased):
     @property
     def scores(self) -> list[int]:
         """Prestige points per seat (cards plus nobles)."""
-        return [int(self.state[R.PLAYERS + p * R.P_SIZE + R.P_POINTS]) for p in range(self.num_players)]
+        return [int(self.state[R.player_base(p) + R.P_POINTS]) for p in range(self.num_players)]
 
     def player(self, p: int) -> dict[str, Any]:
         """A readable summary of seat ``p``: tokens, bonuses, points, bought, reserved, nobles."""
-        b = R.PLAYERS + p * R.P_SIZE
+        b = R.player_base(p)
         return {
             "tokens": dict(zip(R.TOKEN_NAMES, self.state[b + R.P_TOKENS: b + R.P_TOKENS + 6].tolist())),
             "bonuses": dict(zip(R.COLOURS, self.state[b + R.P_BONUS: b + R.P_BONUS + 5].tolist())),
@@ -309,7 +299,7 @@ class SplendorGame(TurnBased):
 
 # --- illegal-move explanations ------------------------------------------------------------
 def _explain(g: SplendorGame, a: int) -> str:
-    name = action_name(a)
+    name = move_name(a)
     if g.is_over:
         return f"{name}: the game is over"
     if g._mask[a]:

@@ -32,13 +32,13 @@ def bought_cards(state: np.ndarray, p: int) -> list[int]:
 
 
 def player_nobles(state: np.ndarray, p: int) -> list[int]:
-    bits = int(state[R.PLAYERS + p * R.P_SIZE + R.P_NOBLES])
+    bits = int(state[R.player_base(p) + R.P_NOBLES])
     return [i for i in range(R.NUM_NOBLES) if (bits >> i) & 1]
 
 
 def reserved_cards(state: np.ndarray, p: int) -> list[tuple[int, bool]]:
     """``(card, blind)`` for each of player ``p``'s reserved cards, in reserve order."""
-    b = R.PLAYERS + p * R.P_SIZE
+    b = R.player_base(p)
     blind = int(state[b + R.P_BLIND])
     return [(int(state[b + R.P_RESERVED + i]), bool((blind >> i) & 1)) for i in range(int(state[b + R.P_NRESERVED]))]
 
@@ -61,11 +61,11 @@ def market_row(state: np.ndarray, level: int) -> list[int | None]:
 
 def position_to_dict(state: np.ndarray) -> dict[str, Any]:
     """The JSON-ready dict of a position (decks top first; points and bonuses are derived, not stored)."""
-    n = int(state[R.NUM_PLAYERS])
-    cap = R.get_wide(state, R.MAX_PLIES)
+    n = int(state[R.NUM_PLAYERS_AT])
+    cap = R.get_wide(state, R.MAX_PLIES_AT)
     players = []
     for p in range(n):
-        b = R.PLAYERS + p * R.P_SIZE
+        b = R.player_base(p)
         players.append({
             "tokens": _tokens_to_dict(state[b + R.P_TOKENS: b + R.P_TOKENS + 6]),
             "bought": bought_cards(state, p),
@@ -134,7 +134,7 @@ def position_from_dict(pos: Any) -> np.ndarray:
     _keys(pos, _TOP_KEYS, "position")
     n = _int(pos["num_players"], "num_players", 2, R.MAX_PLAYERS)
     state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
-    state[R.NUM_PLAYERS] = n
+    state[R.NUM_PLAYERS_AT] = n
     state[R.CURRENT] = _int(pos["current_player"], "current_player", 0, n - 1)
     state[R.START] = _int(pos["start_player"], "start_player", 0, n - 1)
     if pos["phase"] not in R.PHASE_NAMES:
@@ -146,7 +146,7 @@ def position_from_dict(pos: Any) -> np.ndarray:
     state[R.PASSES] = _int(pos["passes_in_a_row"], "passes_in_a_row", 0, n)
     cap = pos["max_plies"]
     cap = -1 if cap is None else _int(cap, "max_plies", 1, R.MAX_PLY_VALUE)
-    R.set_wide(state, R.MAX_PLIES, cap)
+    R.set_wide(state, R.MAX_PLIES_AT, cap)
     ply = _int(pos["ply"], "ply", 0, R.MAX_PLY_VALUE)
     R.set_wide(state, R.PLY, ply)
     state[R.BANK: R.BANK + 6] = _tokens(pos["bank"], "bank")
@@ -211,11 +211,11 @@ def position_from_dict(pos: Any) -> np.ndarray:
     if not isinstance(players, list) or len(players) != n:
         _fail("players", f"expected a list of {n} players")
     for p in range(R.MAX_PLAYERS):
-        state[R.PLAYERS + p * R.P_SIZE + R.P_RESERVED: R.PLAYERS + p * R.P_SIZE + R.P_RESERVED + 3] = -1
+        state[R.player_base(p) + R.P_RESERVED: R.player_base(p) + R.P_RESERVED + 3] = -1
     for p, pl in enumerate(players):
         f = f"players[{p}]"
         _keys(pl, _PLAYER_KEYS, f)
-        b = R.PLAYERS + p * R.P_SIZE
+        b = R.player_base(p)
         state[b + R.P_TOKENS: b + R.P_TOKENS + 6] = _tokens(pl["tokens"], f"{f}.tokens")
         for i, card in enumerate(_card_list(pl["bought"], f"{f}.bought")):
             place(card, f"{f}.bought[{i}]")
@@ -259,7 +259,7 @@ def _check_totals(state: np.ndarray, n: int, where: dict, noble_at: dict) -> Non
     if len(noble_at) != n + 1:
         _fail("nobles", f"{len(noble_at)} nobles on the table and with players; a {n}-player game has {n + 1}")
     for c, name in enumerate(R.TOKEN_NAMES):
-        total = int(state[R.BANK + c]) + sum(int(state[R.PLAYERS + p * R.P_SIZE + c]) for p in range(n))
+        total = int(state[R.BANK + c]) + sum(int(state[R.player_base(p) + c]) for p in range(n))
         expected = R.GOLD_TOKENS if c == R.GOLD else R.GEMS_PER_COLOUR[n]
         if total != expected:
             _fail(f"bank.{name}", f"bank and players hold {total} {name}, a {n}-player game has {expected}")
@@ -276,7 +276,7 @@ def _check_phase(state: np.ndarray, n: int, nobles: np.ndarray) -> None:
     qualifying = sum(1 for nb in table_nobles(state) if R.noble_qualifies(state, p, nb, nobles))
     if phase == R.NOBLE and qualifying < 2:
         _fail("phase", f"'noble' but player {p} qualifies for {qualifying} noble(s) on the table (needs 2+)")
-    high = [q for q in range(n) if state[R.PLAYERS + q * R.P_SIZE + R.P_POINTS] >= R.WIN_POINTS]
+    high = [q for q in range(n) if state[R.player_base(q) + R.P_POINTS] >= R.WIN_POINTS]
     if phase == R.MAIN and high and not state[R.FINAL_ROUND]:
         _fail("final_round", f"player {high[0]} has 15+ points, so the final round has begun")
     if state[R.FINAL_ROUND] and not high:
@@ -294,11 +294,11 @@ def _check_phase(state: np.ndarray, n: int, nobles: np.ndarray) -> None:
 
 def status_of(state: np.ndarray) -> int:
     """PLAYING, OVER or TRUNCATED, derived from the position alone."""
-    n = int(state[R.NUM_PLAYERS])
+    n = int(state[R.NUM_PLAYERS_AT])
     main = state[R.PHASE] == R.MAIN
     if main and ((state[R.FINAL_ROUND] and state[R.CURRENT] == state[R.START]) or state[R.PASSES] >= n):
         return R.OVER
-    cap = R.get_wide(state, R.MAX_PLIES)
+    cap = R.get_wide(state, R.MAX_PLIES_AT)
     if cap >= 0 and R.get_wide(state, R.PLY) >= cap:
         return R.TRUNCATED
     return R.PLAYING

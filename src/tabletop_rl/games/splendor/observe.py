@@ -70,7 +70,7 @@ def _card(out, at, card, cards):
 def encode_into(state, viewer, cards, nobles, out):
     """Write ``viewer``'s observation of ``state`` into ``out`` (float32, zero-filled here)."""
     out[:] = 0.0
-    n = state[R.NUM_PLAYERS]
+    n = state[R.NUM_PLAYERS_AT]
     for c in range(6):
         out[c] = state[R.BANK + c]
     at = 6
@@ -110,7 +110,7 @@ def encode_into(state, viewer, cards, nobles, out):
         out[at + lv] = R.LEVEL_SIZE[lv] - state[R.DECK_DRAWN + lv]
     out[at + 3 + state[R.PHASE]] = 1.0
     out[at + 6] = state[R.FINAL_ROUND]
-    cap = R.get_wide(state, R.MAX_PLIES)
+    cap = R.get_wide(state, R.MAX_PLIES_AT)
     out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else PLY_SCALE)
     out[at + 8 + (state[R.START] - viewer) % n] = 1.0
 
@@ -118,7 +118,7 @@ def encode_into(state, viewer, cards, nobles, out):
 def observe(state: np.ndarray, viewer: int) -> np.ndarray:
     """A fresh float32 observation of ``state`` from seat ``viewer``."""
     cards, nobles = R.tables()
-    out = np.empty(observation_size(int(state[R.NUM_PLAYERS])), np.float32)
+    out = np.empty(observation_size(int(state[R.NUM_PLAYERS_AT])), np.float32)
     encode_into(state, viewer, cards, nobles, out)
     return out
 

@@ -16,7 +16,7 @@ from importlib import resources
 import numpy as np
 from numba import njit, prange
 
-from tabletop_rl.core.kernels import pick_legal, splitmix64
+from tabletop_rl.core.kernels import pick_legal, shuffle, splitmix64
 
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
@@ -71,16 +71,16 @@ MARKET = BOUGHT_BITS + MAX_PLAYERS * BOUGHT_WORDS  # 12 card ids, level-major, -
 DECK = MARKET + 12  # 90 card ids by level; drawn entries are set to -1
 DECK_DRAWN = DECK + NUM_CARDS  # 3 counts: cards already drawn from each level's deck
 TABLE_NOBLES = DECK_DRAWN + 3  # 5 noble ids, -1 = empty, closed up
-NUM_PLAYERS = TABLE_NOBLES + MAX_TABLE_NOBLES
-CURRENT = NUM_PLAYERS + 1
-START = NUM_PLAYERS + 2
-PHASE = NUM_PLAYERS + 3
-FINAL_ROUND = NUM_PLAYERS + 4
-PASSES = NUM_PLAYERS + 5
-PLY = NUM_PLAYERS + 6  # 2 words, 15 bits each
-MAX_PLIES = NUM_PLAYERS + 8  # 2 words, 15 bits each; -1 in both = no cap
-STATUS = NUM_PLAYERS + 10
-RNG = NUM_PLAYERS + 11  # 4 words of 16 bits: the playout RNG state
+NUM_PLAYERS_AT = TABLE_NOBLES + MAX_TABLE_NOBLES
+CURRENT = NUM_PLAYERS_AT + 1
+START = NUM_PLAYERS_AT + 2
+PHASE = NUM_PLAYERS_AT + 3
+FINAL_ROUND = NUM_PLAYERS_AT + 4
+PASSES = NUM_PLAYERS_AT + 5
+PLY = NUM_PLAYERS_AT + 6  # 2 words, 15 bits each
+MAX_PLIES_AT = NUM_PLAYERS_AT + 8  # 2 words, 15 bits each; -1 in both = no cap
+STATUS = NUM_PLAYERS_AT + 10
+RNG = NUM_PLAYERS_AT + 11  # 4 words of 16 bits: the playout RNG state
 STATE_SIZE = RNG + 4
 STATE_DTYPE = np.int16
 DEFAULT_MAX_PLIES = 1000
@@ -196,13 +196,6 @@ def noble_qualifies(state, p, noble, nobles):
 
 
 # --- RNG (splitmix64, for seeding and playouts) ----------------------------------------
-@njit(cache=True)
-def _rand_below(rng, n):
-    """Uniform int in [0, n) from a splitmix64 stream held in ``rng[0]``."""
-    rng[0], z = splitmix64(rng[0])
-    return np.int64(z % np.uint64(n))
-
-
 @njit(cache=True, inline="always")
 def load_rng(state):
     x = np.uint64(0)
@@ -253,26 +246,18 @@ def reset_state(state, seed, num_players, max_plies):
         size = LEVEL_SIZE[lv]
         for i in range(size):
             state[start + i] = LEVEL_START[lv] + i
-        for i in range(size - 1, 0, -1):  # Fisher-Yates
-            j = _rand_below(rng, i + 1)
-            t = state[start + i]
-            state[start + i] = state[start + j]
-            state[start + j] = t
+        shuffle(state[start:start + size], rng)
         for s in range(SLOTS_PER_LEVEL):
             state[MARKET + lv * SLOTS_PER_LEVEL + s] = state[start + s]
             state[start + s] = -1
         state[DECK_DRAWN + lv] = SLOTS_PER_LEVEL
     order = np.arange(NUM_NOBLES)
-    for i in range(NUM_NOBLES - 1, 0, -1):
-        j = _rand_below(rng, i + 1)
-        t = order[i]
-        order[i] = order[j]
-        order[j] = t
+    shuffle(order, rng)
     for i in range(MAX_TABLE_NOBLES):
         state[TABLE_NOBLES + i] = order[i] if i < num_players + 1 else -1
-    state[NUM_PLAYERS] = num_players
+    state[NUM_PLAYERS_AT] = num_players
     set_wide(state, PLY, 0)
-    set_wide(state, MAX_PLIES, max_plies)
+    set_wide(state, MAX_PLIES_AT, max_plies)
     seed_rng(state, rng[0])
 
 
@@ -426,7 +411,7 @@ def _take_noble(state, p, i):
 
 @njit(cache=True)
 def _end_turn(state):
-    n = state[NUM_PLAYERS]
+    n = state[NUM_PLAYERS_AT]
     for q in range(n):
         if state[player_base(q) + P_POINTS] >= WIN_POINTS:
             state[FINAL_ROUND] = 1
@@ -500,7 +485,7 @@ def apply_action(state, action, cards, nobles):
         _after_tokens(state, nobles)
     ply = get_wide(state, PLY) + 1
     set_wide(state, PLY, ply)
-    cap = get_wide(state, MAX_PLIES)
+    cap = get_wide(state, MAX_PLIES_AT)
     if state[STATUS] == PLAYING and cap >= 0 and ply >= cap:
         state[STATUS] = TRUNCATED
 
@@ -525,7 +510,7 @@ def winners_into(state, out):
     out[:] = 0
     if state[STATUS] != OVER:
         return
-    n = state[NUM_PLAYERS]
+    n = state[NUM_PLAYERS_AT]
     best_pts = -1
     best_cards = 1 << 20
     for p in range(n):
@@ -547,7 +532,7 @@ def end_reward(state, seat):
     truncation, and when every player won."""
     if state[STATUS] != OVER:
         return 0.0
-    n = state[NUM_PLAYERS]
+    n = state[NUM_PLAYERS_AT]
     won = np.zeros(MAX_PLAYERS, np.int8)
     winners_into(state, won)
     k = 0
@@ -661,7 +646,7 @@ def determinize_state(state, player, seed):
     states that differ only in hidden information give the same result for the same seed."""
     rng = np.empty(1, np.uint64)
     rng[0] = np.uint64(seed)
-    n = state[NUM_PLAYERS]
+    n = state[NUM_PLAYERS_AT]
     pool = np.empty(NUM_CARDS, np.int16)
     for lv in range(3):
         for write in range(2):  # pass 0 gathers the unseen cards, pass 1 deals them back
@@ -687,8 +672,4 @@ def determinize_state(state, player, seed):
                         k += 1
             if not write:
                 pool[:k] = np.sort(pool[:k])
-                for i in range(k - 1, 0, -1):
-                    j = _rand_below(rng, i + 1)
-                    t = pool[i]
-                    pool[i] = pool[j]
-                    pool[j] = t
+                shuffle(pool[:k], rng)

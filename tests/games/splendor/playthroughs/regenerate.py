@@ -32,7 +32,7 @@ def playthrough_path(num_players: int, seed: int) -> Path:
 def ply_record(game: SplendorGame) -> dict[str, Any]:
     """What a playthrough stores for the current position (the chosen action is added by the writer)."""
     record: dict[str, Any] = {"ply": game.ply, "position": game.to_dict(),
-                              "legal": [game.action_name(a) for a in game.legal_actions()]}
+                              "legal": [game.move_name(a) for a in game.legal_actions()]}
     if game.is_over:
         record["result"] = {"winners": game.winners, "scores": game.scores, "truncated": game.is_truncated}
     return record
@@ -47,7 +47,7 @@ def play(num_players: int, seed: int) -> list[dict[str, Any]]:
     while not game.is_over:
         record = ply_record(game)
         action = int(rng.choice(game.legal_actions()))
-        record["action"] = game.action_name(action)
+        record["action"] = game.move_name(action)
         lines.append(record)
         game.step(action)
     lines.append(ply_record(game))
