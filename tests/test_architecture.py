@@ -342,3 +342,100 @@ def test_pending_entries_still_exist():
         if function:
             assert any(imp.function == function for imp in IMPORTS[module]), (
                 f"{entry} has no function-level import left: remove it from PENDING")
+
+
+# --- the public surface: every module says what it exports ---------------------------------------------------
+def bound_names(body: list[ast.stmt]) -> set[str]:
+    """The names a module's top level binds: definitions, assignments, imports (also inside ``if``/``try``)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).partition(".")[0] for alias in node.names if alias.name != "*"}
+        elif isinstance(node, ast.If) and not is_type_checking(node.test):
+            names |= bound_names(node.body) | bound_names(node.orelse)
+        elif isinstance(node, ast.Try):
+            names |= bound_names(node.body) | bound_names(node.orelse) | bound_names(node.finalbody)
+            for handler in node.handlers:
+                names |= bound_names(handler.body)
+    return names
+
+
+def literal_strings(node: ast.expr) -> list[str] | None:
+    """The strings of a literal list/tuple/set (or a dict's keys), None if it holds anything else."""
+    if isinstance(node, ast.Dict):
+        items: list[ast.expr | None] = list(node.keys)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = list(node.elts)
+    else:
+        return None
+    if not all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
+        return None
+    return [i.value for i in items if isinstance(i, ast.Constant)]
+
+
+def exported(tree: ast.Module) -> tuple[list[str], set[str]] | None:
+    """``(__all__, the names in it provided on first use)`` of a module, None if it has no ``__all__``.
+
+    ``__all__`` is a literal list of strings, which may expand a module-level literal (``*_LAZY``): in a module
+    with a ``__getattr__`` those names load on first use, so they need not be bound at import."""
+    values = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name)}
+    values.update({node.target.id: node.value for node in tree.body  # __all__: list[str] = []
+                   if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value})
+    node = values.get("__all__")
+    if node is None:
+        return None
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise AssertionError(f"__all__ is not a literal list: {ast.unparse(node)}")
+    names: list[str] = []
+    lazy: set[str] = set()
+    for item in node.elts:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            names.append(item.value)
+            continue
+        expanded = (literal_strings(values[item.value.id]) if isinstance(item, ast.Starred)
+                    and isinstance(item.value, ast.Name) and item.value.id in values else None)
+        if expanded is None:
+            raise AssertionError(f"__all__ holds {ast.unparse(item)}, which is not a string")
+        names += expanded
+        if "__getattr__" in bound_names(tree.body):
+            lazy |= set(expanded)
+    return names, lazy
+
+
+def test_the_surface_reader():
+    tree = ast.parse("import a.b\nfrom c import d as e\nif x:\n    f = 1\n_LAZY = {'g': 'm'}\n"
+                     "def __getattr__(name): ...\n__all__ = ['d', 'e', 'f', *_LAZY]\n")
+    assert bound_names(tree.body) == {"a", "e", "f", "_LAZY", "__getattr__", "__all__"}
+    assert exported(tree) == (["d", "e", "f", "g"], {"g"})
+    assert exported(ast.parse("x = 1")) is None
+
+
+def test_every_module_has_all():
+    """Each module (package ``__init__`` files too) lists its public names in ``__all__``; a name it does not
+    list is internal (docs/architecture.md, "The public surface")."""
+    missing = [relative(module) for module, path in MODULES.items()
+               if exported(ast.parse(path.read_text(encoding="utf-8"))) is None]
+    fail_with("modules without __all__", missing)
+
+
+def test_all_names_exist():
+    """Every name in a module's ``__all__`` is defined or imported there (once)."""
+    problems = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = exported(tree)
+        if found is None:
+            continue
+        names, lazy = found
+        bound = bound_names(tree.body) | lazy
+        problems += [f"{relative(module)}: __all__ names {name!r}, which it does not define"
+                     for name in dict.fromkeys(names) if name not in bound]
+        problems += [f"{relative(module)}: __all__ names {name!r} twice"
+                     for name in sorted({n for n in names if names.count(n) > 1})]
+    fail_with("__all__ entries that are not there", problems)

@@ -25,20 +25,22 @@ from tabletop_rl.train.splendor_ppo import add_arguments, config_from_args, trai
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
 
-DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
+__all__ = ["main", "split_specs"]
+
+_DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
-DEFAULT_PLAYERS = {
+_DEFAULT_PLAYERS = {
     "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"),
     "klaverjas": ("random", "heuristic", "search:samples=4"),
     "space-conquest": ("random", "heuristic"),
 }
 #: Games a person can play in the terminal: one seat, seeing only that seat (a Klaverjas "player" in
 #: the arena is a team of two seats, so it is not offered).
-TERMINAL_GAMES = ("splendor",)
-DEFAULT_JOBS = 2
+_TERMINAL_GAMES = ("splendor",)
+_DEFAULT_JOBS = 2
 
 
-class UsageError(ValueError):
+class _UsageError(ValueError):
     """Bad command-line arguments found after parsing (exit status 2, like argparse's own errors)."""
 
 
@@ -58,23 +60,23 @@ def split_specs(text: str) -> list[str]:
         elif piece:
             specs.append(piece)
     if not specs:
-        raise UsageError(f"no policy specs in {text!r}")
+        raise _UsageError(f"no policy specs in {text!r}")
     return specs
 
 
-def parse_game_options(text: str) -> dict[str, object]:
+def _parse_game_options(text: str) -> dict[str, object]:
     """``key=value,...`` game options: whole numbers become ``int``, ``true``/``false`` ``bool``, the rest stays text.
 
-    >>> parse_game_options("rules=amsterdam,deals=16,kraken=true")
+    >>> _parse_game_options("rules=amsterdam,deals=16,kraken=true")
     {'rules': 'amsterdam', 'deals': 16, 'kraken': True}
     """
     options: dict[str, object] = {}
     for item in (piece.strip() for piece in text.split(",") if piece.strip()):
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not key or not value:
-            raise UsageError(f"game option {item!r} is not key=value")
+            raise _UsageError(f"game option {item!r} is not key=value")
         if key in options:
-            raise UsageError(f"game option {key!r} is given twice")
+            raise _UsageError(f"game option {key!r} is given twice")
         lowered = value.lower()
         if lowered in ("true", "false"):
             options[key] = lowered == "true"
@@ -91,15 +93,15 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                     "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
                     "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
                     "tournament of the built-in baselines (" + "; ".join(
-                        f"{game}: {', '.join(specs)}" for game, specs in DEFAULT_PLAYERS.items()) + ").")
+                        f"{game}: {', '.join(specs)}" for game, specs in _DEFAULT_PLAYERS.items()) + ").")
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
                    "greedy,mcts:simulations=500,random (default: the built-in baselines)")
-    p.add_argument("--games", type=int, metavar="N", help=f"games per pairing (default {DEFAULT_GAMES}; "
+    p.add_argument("--games", type=int, metavar="N", help=f"games per pairing (default {_DEFAULT_GAMES}; "
                    "a multiple of the player count keeps seats balanced)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; every game's seed derives from it (default 0)")
-    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="J",
-                   help=f"worker processes (default {DEFAULT_JOBS})")
+    p.add_argument("--jobs", type=int, default=_DEFAULT_JOBS, metavar="J",
+                   help=f"worker processes (default {_DEFAULT_JOBS})")
     p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/arena-<game>-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out; arguments left out are taken from its config.json")
@@ -113,12 +115,12 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
 
 def _arena(args: argparse.Namespace) -> int:
     if args.resume and args.out is None:
-        raise UsageError("--resume needs --out DIR, the run to continue")
+        raise _UsageError("--resume needs --out DIR, the run to continue")
     old = (read_config(args.out) or {}) if args.resume else {}
     given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
              "seed": args.seed, "num_players": args.num_players,
-             "options": parse_game_options(args.options) if args.options else None}
-    defaults = {"players": list(_default_players(args.game)), "games": DEFAULT_GAMES, "seed": 0, "num_players": 2,
+             "options": _parse_game_options(args.options) if args.options else None}
+    defaults = {"players": list(_default_players(args.game)), "games": _DEFAULT_GAMES, "seed": 0, "num_players": 2,
                 "options": {}}
     chosen = {k: v if v is not None else old.get(k, defaults[k]) for k, v in given.items()}
     out = args.out or default_out_dir(args.game)
@@ -130,13 +132,24 @@ def _arena(args: argparse.Namespace) -> int:
         return 130
     print(format_table(summary))
     print(f"\nresults in {out}: games.jsonl, summary.json, winrate.png, ratings.png")
+    return _played_status(summary, f"tabletop arena {args.game} --out {out} --resume")
+
+
+def _played_status(summary: dict, resume: str) -> int:
+    """0, or 1 with the reason on stderr when not one game could be played (every match void: the LLM server
+    stayed unavailable)."""
+    void = summary.get("void", 0)
+    if summary.get("games", 0) == 0 and void:
+        print(f"no game could be played: {void} void match(es), the LLM server stayed unavailable (see the "
+              f"messages above); play them again with: {resume}", file=sys.stderr)
+        return 1
     return 0
 
 
 def _default_players(game: str) -> list[str]:
     """The default lineup, less any policy this installation cannot build."""
     available = []
-    for spec in DEFAULT_PLAYERS[game]:
+    for spec in _DEFAULT_PLAYERS[game]:
         try:
             make_policy(spec, game=policy_game(game), seed=0)
         except ValueError:
@@ -163,16 +176,18 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=4, metavar="J", help="games played at once (default 4)")
     p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/llm-match-<game>-<time>)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out (replays void games)")
-    p.add_argument("--api-key", metavar="KEY", help="API key for the llm seats (default: $OPENROUTER_API_KEY or "
-                   "$OPENAI_API_KEY; a flag shows in shell history, so prefer the variables)")
+    p.add_argument("--api-key", metavar="KEY", help="API key for the llm seats' server (sets "
+                   "$TABLETOP_LLM_API_KEY; default: the variable named by api_key_env=, else $TABLETOP_LLM_API_KEY, "
+                   "else $OPENROUTER_API_KEY / $OPENAI_API_KEY for their own hosts only; docs/llm.md. A flag shows "
+                   "in shell history, so prefer the variables)")
     p.set_defaults(func=_llm_match, prog=p.prog)
 
 
 def _llm_match(args: argparse.Namespace) -> int:
     if args.p3 and not args.p2:
-        raise UsageError("--p3 needs --p2 (seats are filled in order)")
+        raise _UsageError("--p3 needs --p2 (seats are filled in order)")
     if args.resume and args.out is None:
-        raise UsageError("--resume needs --out DIR, the run to continue")
+        raise _UsageError("--resume needs --out DIR, the run to continue")
     seats = [args.p0, args.p1] + [spec for spec in (args.p2, args.p3) if spec]
     if args.api_key:
         os.environ[API_KEY_ENV] = args.api_key  # read by every llm seat, in this process and its workers
@@ -183,7 +198,7 @@ def _llm_match(args: argparse.Namespace) -> int:
     print(format_table(summary))
     print(f"\nresults in {out}: games.jsonl, summary.json; {len(logs)} game logs in {out / 'logs'} "
           f"(or: tabletop replay {out} --game N)")
-    return 0
+    return _played_status(summary, f"tabletop llm-match {args.game} ... --out {out} --resume")
 
 
 # --- play -------------------------------------------------------------------------------------------
@@ -194,7 +209,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
                     "the legal moves, numbered: answer with a number or a move name. help, board, quit "
                     "(saves the game for --load). Space Conquest has its own options: "
                     "tabletop play space-conquest --help.")
-    p.add_argument("game", choices=TERMINAL_GAMES)
+    p.add_argument("game", choices=_TERMINAL_GAMES)
     p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
                    "(default greedy)")
     p.add_argument("--players", type=int, metavar="N", help="players in the game (default 2)")
@@ -211,7 +226,7 @@ def _play(args: argparse.Namespace) -> int:
         clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
                                           ("--seed", args.seed)) if value is not None]
         if clash:
-            raise UsageError(f"--load resumes a saved game with its own seats; drop {', '.join(clash)}")
+            raise _UsageError(f"--load resumes a saved game with its own seats; drop {', '.join(clash)}")
         return play_terminal(load=args.load, save=args.save)
     return play_terminal(args.game, vs=split_specs(args.vs or "greedy"), num_players=args.players or 2,
                          seat=args.seat or 0, seed=args.seed, save=args.save)
@@ -272,24 +287,24 @@ def _train(args: argparse.Namespace) -> int:
 
 
 # Each entry adds one sub-command.
-SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+_SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train)
 #: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
-DELEGATED = {
+_DELEGATED = {
     ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",
     ("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
     ("train", "klaverjas-model"): "tabletop_rl.train.klaverjas_model:train_model_main",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabletop", description="Tabletop games for reinforcement learning: tournaments, terminal play, "
                                      "replays. Run 'tabletop <command> --help' for a command's options.",
-        epilog="Games with their own options: " + ", ".join(f"tabletop {c} {g}" for c, g in DELEGATED)
+        epilog="Games with their own options: " + ", ".join(f"tabletop {c} {g}" for c, g in _DELEGATED)
                + " (each with --help).")
     commands = parser.add_subparsers(title="commands", metavar="<command>")
-    for add in SUBCOMMANDS:
+    for add in _SUBCOMMANDS:
         add(commands)
     return parser
 
@@ -303,10 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = lambda message, *_, **__: f"tabletop: warning: {message}\n"
     argv = list(sys.argv[1:] if argv is None else argv)
     command = (argv[0], argv[1]) if len(argv) >= 2 else None
-    if command is not None and command in DELEGATED:
-        module, _, function = DELEGATED[command].partition(":")
+    if command is not None and command in _DELEGATED:
+        module, _, function = _DELEGATED[command].partition(":")
         return getattr(importlib.import_module(module), function)(argv[2:])
-    parser = build_parser()
+    parser = _build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()

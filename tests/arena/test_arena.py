@@ -149,21 +149,32 @@ def test_summary_counts_draws_half_and_leaves_crashes_out():
 
 
 # --- results file -------------------------------------------------------------------------------------
+def game_record(index: int) -> dict:
+    """The least a line of games.jsonl holds (``results.RECORD_KEYS``)."""
+    return {"index": index, "game": "splendor", "num_players": 2, "max_plies": 1000, "seed": 0, "seats": ["a", "b"],
+            "moves": [], "plies": 0, "scores": [0, 0], "winners": [], "ranks": [0, 0], "truncated": False,
+            "error": None, "error_seat": None, "decisions": [0, 0], "time_s": [0.0, 0.0], "nodes": [0, 0]}
+
+
 def test_torn_last_line_is_dropped_with_a_warning_and_cut_from_the_file(tmp_path):
     with open_games(tmp_path) as fh:
         for k in range(3):
-            append_game(fh, {"index": k})
+            append_game(fh, game_record(k))
     with open(tmp_path / GAMES_FILE, "a") as fh:
         fh.write('{"index": 3, "mov')
     with pytest.warns(UserWarning, match="torn last line"):
         assert [r["index"] for r in load_games(tmp_path)] == [0, 1, 2]
     with open_games(tmp_path) as fh:
-        append_game(fh, {"index": 3})
+        append_game(fh, game_record(3))
     assert [r["index"] for r in load_games(tmp_path)] == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("text,message", [('{"index": 0}\n{"index": 0}\n', "appears twice"),
-                                          ('{"index": 0}\nnot json\n{"index": 1}\n', "not a game record")])
+def _lines_of(*items: object) -> str:
+    return "".join((json.dumps(game_record(item)) if isinstance(item, int) else str(item)) + "\n" for item in items)
+
+
+@pytest.mark.parametrize("text,message", [(_lines_of(0, 0), "appears twice"),
+                                          (_lines_of(0, "not json", 1), "not a game record")])
 def test_damaged_results_files_are_refused(tmp_path, text, message):
     (tmp_path / GAMES_FILE).write_text(text)
     with pytest.raises(ValueError, match=message):

@@ -32,9 +32,14 @@ def last_legal(observation, mask, info) -> int:
 
 @pytest.mark.parametrize("n", PLAYERS)
 def test_check_env(n):
-    # the checker steps unmasked random actions, so illegal moves must not raise here
-    env = gym.make(ENV_ID, num_players=n, illegal="penalize", render_mode="ansi")
+    # the checker steps unmasked random actions: with default arguments an illegal one ends the episode
+    env = gym.make(ENV_ID, num_players=n, render_mode="ansi")
     check_env(env.unwrapped, skip_render_check=False)
+
+
+def test_stable_baselines3_checks_the_default_env():
+    sb3_check_env = pytest.importorskip("stable_baselines3.common.env_checker").check_env
+    sb3_check_env(gym.make(ENV_ID).unwrapped)
 
 
 def test_registered_on_import_and_makes_the_env():
@@ -130,7 +135,7 @@ def test_an_opponent_that_is_not_a_policy_is_named(opponent):
 
 
 def test_illegal_raise_leaves_the_env_unchanged():
-    env = SplendorGymEnv(seat=0)
+    env = SplendorGymEnv(seat=0, illegal="raise")
     _, info = env.reset(seed=4)
     before = env.game.to_dict()
     with pytest.raises(IllegalActionError, match="pass is legal only when no other action is"):

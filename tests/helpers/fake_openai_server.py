@@ -3,7 +3,9 @@
 Each request is answered by the next scripted ``Answer`` (``server.push(...)``), or, when the script is
 empty, by ``responder(request_json)``. The default responder plays: it picks a move from the
 ``enum`` of legal ids that ``legal_list=true`` puts in the JSON schema. Requests are kept in
-``server.requests`` (body and headers) for assertions.
+``server.requests`` (body and headers, names lower-cased) for assertions; ``server.authorizations`` lists
+the ``Authorization`` header of each (``None`` where a request had none). ``Answer.raw_body(text, content_type)``
+sends a body as it is, e.g. an HTML page or half a JSON document under HTTP 200.
 
 >>> with FakeOpenAIServer() as server:
 ...     server.push(Answer.error(503, "busy"))
@@ -26,12 +28,13 @@ from typing import Any
 
 @dataclass
 class Answer:
-    """One HTTP answer: status, headers, a JSON body, and a delay before it is sent."""
+    """One HTTP answer: status, headers, a JSON body (or ``raw`` text sent as it is), and a delay before it is sent."""
 
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: str | None = None
 
     @classmethod
     def reply(cls, text: str, finish_reason: str = "stop", usage: dict[str, Any] | None = None,
@@ -61,6 +64,12 @@ class Answer:
     @classmethod
     def error(cls, status: int, message: str, headers: dict[str, str] | None = None) -> Answer:
         return cls(status, {"error": {"message": message, "type": "test", "code": status}}, headers or {})
+
+    @classmethod
+    def raw_body(cls, text: str, content_type: str = "application/json", status: int = 200) -> Answer:
+        """``text`` sent as the body as it is, under ``content_type``: a body that is not JSON, e.g. a proxy's
+        HTML error page or a reply cut off mid-stream, with HTTP 200."""
+        return cls(status, headers={"Content-Type": content_type}, raw=text)
 
     @classmethod
     def error_in_200(cls, code: int, message: str) -> Answer:
@@ -96,6 +105,11 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        """The ``Authorization`` header of each request so far, in order (``None`` where it had none)."""
+        return [request["headers"].get("authorization") for request in self.requests]
 
     def push(self, *answers: Answer) -> None:
         self.script.extend(answers)
@@ -134,7 +148,7 @@ def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send(server._answer(request, {k.lower(): v for k, v in self.headers.items()}))
 
         def _send(self, answer: Answer) -> None:
-            data = json.dumps(answer.body).encode()
+            data = (json.dumps(answer.body) if answer.raw is None else answer.raw).encode()
             try:
                 self.send_response(answer.status)
                 for key, value in {"Content-Type": "application/json", **answer.headers}.items():

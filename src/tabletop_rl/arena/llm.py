@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["VOID_RERUNS", "accounting_lines", "add_llm_outcome", "format_llm_table", "is_clean", "is_llm", "move_note",
+           "note_lines", "summarize_llm"]
+
 #: A match whose LLM server stayed unavailable is played again this many times before it is left void.
 VOID_RERUNS = 2
 #: Per-move fields kept in ``llm_notes`` when the move record has them (``tool_calls``: tool-using players);
 #: the rest of a move record is in the game's moves and seats.
-NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
-               "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode", "tool_calls")
+_NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
+                "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode", "tool_calls")
 #: Accounting fields averaged per move in the table.
 _NOT_SUMMED = ("clean", "modes")
 
@@ -33,10 +36,10 @@ def move_note(policy: Any) -> dict[str, Any] | None:
     if not is_llm(policy) or not policy.moves:
         return None
     record = policy.moves[-1].as_dict()
-    return {name: record[name] for name in NOTE_FIELDS if name in record}
+    return {name: record[name] for name in _NOTE_FIELDS if name in record}
 
 
-def game_accounting(policies: list[Any]) -> list[dict[str, Any] | None] | None:
+def _game_accounting(policies: list[Any]) -> list[dict[str, Any] | None] | None:
     """Per seat, the game's LLM accounting (``None`` for other seats); ``None`` when no seat is an LLM."""
     if not any(is_llm(p) for p in policies):
         return None
@@ -52,7 +55,7 @@ def add_llm_outcome(record: dict[str, Any], policies: list[Any], notes: list[dic
     >>> add_llm_outcome(record, [], [], forfeit=0, void=None); record["winners"], record["ranks"]
     ([1], [1, 0])
     """
-    accounting = game_accounting(policies)
+    accounting = _game_accounting(policies)
     if accounting is not None:
         record["llm"], record["llm_notes"] = accounting, notes
     if forfeit is not None:

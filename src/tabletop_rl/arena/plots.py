@@ -11,6 +11,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+__all__ = ["plot_ratings", "plot_win_rates"]
+
 
 def plot_win_rates(summary: dict[str, Any], path: Path) -> None:
     """Heat map: row policy's win rate against the column policy (blank where they never met)."""

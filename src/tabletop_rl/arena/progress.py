@@ -14,7 +14,9 @@ import sys
 import time
 from typing import IO
 
-WIDTH = 30
+__all__ = ["Progress"]
+
+_WIDTH = 30
 
 
 class Progress:
@@ -49,11 +51,11 @@ class Progress:
 
     def text(self) -> str:
         """E.g. ``games 12/40 [#########---------------------] 0:07 elapsed, 0:23 left``."""
-        filled = WIDTH * self.done // max(self.total, 1)
+        filled = _WIDTH * self.done // max(self.total, 1)
         elapsed = time.monotonic() - self.start
         new = self.done - self.start_done
         left = f", {_clock(elapsed / new * (self.total - self.done))} left" if new and self.done < self.total else ""
-        return (f"{self.label} {self.done}/{self.total} [{'#' * filled}{'-' * (WIDTH - filled)}] "
+        return (f"{self.label} {self.done}/{self.total} [{'#' * filled}{'-' * (_WIDTH - filled)}] "
                 f"{_clock(elapsed)} elapsed{left}")
 
 

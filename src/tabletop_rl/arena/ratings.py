@@ -8,11 +8,13 @@ import math
 import numpy as np
 from openskill.models import PlackettLuce
 
+__all__ = ["ELO_SCALE", "bootstrap_bradley_terry", "bradley_terry", "openskill_ratings", "win_matrix"]
+
 ELO_SCALE = 400 / math.log(10)  # Elo points per unit of log-strength
-PRIOR_DRAWS = 1.0  # virtual drawn games per pair that met, so a 100% record still has a finite rating
+_PRIOR_DRAWS = 1.0  # virtual drawn games per pair that met, so a 100% record still has a finite rating
 
 
-def bradley_terry(wins: np.ndarray, prior_draws: float = PRIOR_DRAWS, tol: float = 1e-10,
+def bradley_terry(wins: np.ndarray, prior_draws: float = _PRIOR_DRAWS, tol: float = 1e-10,
                   max_iter: int = 100_000) -> np.ndarray:
     """Log-strengths from ``wins[i, j]`` = games ``i`` won against ``j`` (draws count half to each),
     fitted by the MM algorithm (Hunter 2004), mean 0. ``prior_draws`` virtual draws are added to every

@@ -26,13 +26,15 @@ from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.core.stats import Z95, wilson_interval
 
-SUMMARY_FILE, WINRATE_PNG, RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
-ANCHOR = "random"
-SCORING_NOTE = ("win rate: 1 for finishing ahead, 1/2 for a tie (shared win or truncated game), 0 behind; "
-                "95% Wilson intervals")
+__all__ = ["format_table", "summarize", "write_report"]
+
+_SUMMARY_FILE, _WINRATE_PNG, _RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
+_ANCHOR = "random"
+_SCORING_NOTE = ("win rate: 1 for finishing ahead, 1/2 for a tie (shared win or truncated game), 0 behind; "
+                 "95% Wilson intervals")
 
 
-def pair_results(records: list[dict[str, Any]], players: list[str]) -> list[tuple[int, int, float]]:
+def _pair_results(records: list[dict[str, Any]], players: list[str]) -> list[tuple[int, int, float]]:
     """``(i, j, score of i against j)`` for every pair of seats in every valid game (policy indices)."""
     index = {p: k for k, p in enumerate(players)}
     rows = []
@@ -48,24 +50,24 @@ def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
     players = list(config["players"])
     void = sum(1 for r in records if r.get("void"))
     valid = sorted((r for r in records if not r["error"] and not r.get("void")), key=lambda r: r["index"])
-    rows = pair_results(valid, players)
+    rows = _pair_results(valid, players)
     wins = win_matrix(rows, len(players))
     summary = {
         "game": config["game"], "num_players": config["num_players"], "players": players,
         "games": len(records) - void, "crashed": len(records) - void - len(valid),
-        "truncated": sum(1 for r in valid if r["truncated"]), "scoring": SCORING_NOTE,
+        "truncated": sum(1 for r in valid if r["truncated"]), "scoring": _SCORING_NOTE,
         "pairings": _pairings(valid, players, wins),
         "policies": {p: _policy(p, valid, records) for p in players},
         "win_rate_matrix": [[_rate(wins[i, j], wins[i, j] + wins[j, i]) if i != j else None
                              for j in range(len(players))] for i in range(len(players))],
-        "ratings": ratings(valid, players, rows, config["num_players"]),
+        "ratings": _ratings(valid, players, rows, config["num_players"]),
     }
     llm = summarize_llm(valid)
     if llm or void:  # LLM players: accounting, and ratings on the games without a fallback move
         clean = [r for r in valid if is_clean(r)]
         summary.update({"void": void, "llm": llm, "clean_games": len(clean),
-                        "ratings_clean": ratings(clean, players, pair_results(clean, players),
-                                                 config["num_players"])})
+                        "ratings_clean": _ratings(clean, players, _pair_results(clean, players),
+                                                  config["num_players"])})
     return summary
 
 
@@ -110,12 +112,12 @@ def _mean(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def ratings(valid: list[dict[str, Any]], players: list[str], rows: list[tuple[int, int, float]],
-            num_players: int) -> dict[str, Any]:
+def _ratings(valid: list[dict[str, Any]], players: list[str], rows: list[tuple[int, int, float]],
+             num_players: int) -> dict[str, Any]:
     """Bradley-Terry (Elo scale, bootstrap 95% interval) for two players, OpenSkill for more; shifted so
     ``random`` is 0 when it plays, else so the mean is 0."""
     k = len(players)
-    anchor = players.index(ANCHOR) if ANCHOR in players else None
+    anchor = players.index(_ANCHOR) if _ANCHOR in players else None
     if not valid:
         return _no_ratings()
     if num_players == 2:
@@ -203,7 +205,7 @@ def _pair(a: float | None, b: float | None) -> str:
 def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
     """Write ``summary.json`` and the two plots into ``out``; return the summary."""
     summary = summarize(records, config)
-    (Path(out) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    plot_win_rates(summary, Path(out) / WINRATE_PNG)
-    plot_ratings(summary, Path(out) / RATINGS_PNG)
+    (Path(out) / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    plot_win_rates(summary, Path(out) / _WINRATE_PNG)
+    plot_ratings(summary, Path(out) / _RATINGS_PNG)
     return summary

@@ -1,52 +1,114 @@
-"""The run folder: ``config.json`` (the run's arguments) and ``games.jsonl`` (one line per finished game).
+"""The run folder: ``config.json`` (the run's arguments), ``games.jsonl`` (one line per finished game) and
+``.lock`` (held by the run that is writing them).
 
 Lines are appended, flushed and fsync'ed as each game ends, so a killed run loses at most the line
 being written; ``load_games`` drops such a torn last line (with a warning) and resuming plays that
-game again.
+game again. Every other line must be a whole game record (``record_problem``), or loading stops with a
+one-line ``ValueError`` naming the file and line. A file that cannot be read or written (a full disk)
+is a ``RunFolderError`` naming it.
 
 >>> import tempfile, pathlib
 >>> out = pathlib.Path(tempfile.mkdtemp())
 >>> with open_games(out) as fh:
 ...     append_game(fh, {"index": 0, "winners": [1]})
 >>> load_games(out)
-[{'index': 0, 'winners': [1]}]
+Traceback (most recent call last):
+ValueError: .../games.jsonl:1: not a game record: lacks "game", "num_players", ...
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
+import sys
+import time
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+if sys.platform != "win32":
+    import fcntl  # the run folder's lock; POSIX only, and without it a run simply takes no lock
+
+__all__ = ["GAMES_FILE", "LOCK_FILE", "RECORD_KEYS", "RunFolderError", "append_game", "hold_run_folder",
+           "load_games", "open_games", "prepare_run", "read_config", "record_problem"]
+
 GAMES_FILE = "games.jsonl"
-CONFIG_FILE = "config.json"
+LOCK_FILE = ".lock"
+_CONFIG_FILE = "config.json"
+
+#: The keys every game record must have: what resuming, the summary and replays read.
+RECORD_KEYS = ("index", "game", "num_players", "max_plies", "seed", "seats", "moves", "plies", "scores",
+               "winners", "ranks", "truncated", "error", "error_seat", "decisions", "time_s", "nodes")
 
 
-def open_games(out: Path) -> IO[str]:
-    """``games.jsonl`` in ``out``, opened for appending."""
-    return open(Path(out) / GAMES_FILE, "a", encoding="utf-8")
+class RunFolderError(OSError, ValueError):
+    """A file of the run folder that could not be read or written (a full disk, no permission).
+
+    An ``OSError`` carrying the system's ``errno``, and a ``ValueError`` whose message is one line naming
+    the file and the reason, as the command line reports its own errors.
+    """
+
+    @classmethod
+    def from_os(cls, action: str, path: Path | str, error: OSError, hint: str = "") -> RunFolderError:
+        """``cannot <action> <path>: <the system's reason>[; <hint>]``, with ``error``'s ``errno``."""
+        made = cls(f"cannot {action} {path}: {error.strerror or error}" + (f"; {hint}" if hint else ""))
+        made.errno = error.errno  # the message stays the one line above (no strerror or filename set)
+        return made
 
 
-def append_game(fh: IO[str], record: dict[str, Any]) -> None:
-    """Write one game as one line and make it durable before returning."""
-    fh.write(json.dumps(record, separators=(",", ":")) + "\n")
-    fh.flush()
-    os.fsync(fh.fileno())
+# --- games.jsonl --------------------------------------------------------------------------------------------
+def open_games(out: Path) -> IO[bytes]:
+    """``games.jsonl`` in ``out``, opened for appending (unbuffered: ``append_game`` writes whole lines)."""
+    path = Path(out) / GAMES_FILE
+    try:
+        return open(str(path), "ab", buffering=0)
+    except OSError as e:
+        raise RunFolderError.from_os("open", path, e) from None
 
 
-def load_games(out: Path | str, repair: bool = True) -> list[dict[str, Any]]:
+def append_game(fh: IO[Any], record: dict[str, Any]) -> None:
+    """Write one game as one line and make it durable before returning.
+
+    A write or an fsync that fails (a full disk) cuts the line off again, so the file holds exactly the
+    games made durable before it, and raises ``RunFolderError`` naming the file.
+    """
+    line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
+    fh.flush()  # nothing is buffered in a file from open_games; another handle must not reorder lines
+    fd = fh.fileno()
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        rest = memoryview(line)
+        while rest:
+            rest = rest[os.write(fd, rest):]
+        os.fsync(fd)
+    except OSError as e:
+        with suppress(OSError):
+            os.ftruncate(fd, start)
+        raise RunFolderError.from_os("write", getattr(fh, "name", GAMES_FILE), e,
+                                     "the games before this one are kept; --resume goes on from them") from None
+
+
+def load_games(out: Path | str, repair: bool = True,
+               check: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
     """Every complete game line of ``out/games.jsonl`` (``[]`` when there is none), in file order.
 
     A last line cut short by a killed run is dropped with a warning (and, with ``repair``, cut from
-    the file so new lines start clean). A bad line elsewhere, or a game index seen twice, is a
-    ``ValueError``: that file was not written by an interrupted run and needs a look.
+    the file so new lines start clean). Any other line that is no game record (``record_problem``), a
+    game index seen twice, or a record that ``check`` finds fault with (it returns the reason) is a
+    one-line ``ValueError`` naming the file and line: that file was not left by an interrupted run and
+    needs a look.
     """
     path = Path(out) / GAMES_FILE if Path(out).is_dir() else Path(out)
-    if not path.exists():
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return []
-    data = path.read_bytes()
+    except OSError as e:
+        raise RunFolderError.from_os("read", path, e) from None
     lines = data.split(b"\n")
     records, seen, good_end = [], set(), 0
     for number, line in enumerate(lines, 1):
@@ -56,15 +118,21 @@ def load_games(out: Path | str, repair: bool = True) -> list[dict[str, Any]]:
         record = _parse_line(line, path, number, last=number == len(lines))
         if record is None:
             break
-        index = record.get("index")
+        index = record["index"]
         if index in seen:
             raise ValueError(f"{path}:{number}: game {index} appears twice")
+        problem = check(record) if check is not None else None
+        if problem:
+            raise ValueError(f"{path}:{number}: {problem}")
         seen.add(index)
         records.append(record)
         good_end += len(line) + 1
     if good_end < len(data) and repair:
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
+        try:
+            with open(path, "r+b") as fh:
+                fh.truncate(good_end)
+        except OSError as e:
+            raise RunFolderError.from_os("repair", path, e) from None
     return records
 
 
@@ -77,37 +145,212 @@ def _parse_line(line: bytes, path: Path, number: int, last: bool) -> dict[str, A
     try:
         record = json.loads(line)
     except ValueError:
-        record = None
-    if not isinstance(record, dict) or "index" not in record:
-        raise ValueError(f"{path}:{number}: not a game record; is this a games.jsonl written by tabletop arena?")
+        problem: str | None = "not JSON"
+    else:
+        problem = record_problem(record)
+    if problem:
+        raise ValueError(f"{path}:{number}: not a game record: {problem}; "
+                         "is this a games.jsonl written by tabletop arena?")
     return record
 
 
+def record_problem(record: Any) -> str | None:
+    """Why ``record`` is not a game record as the arena writes it, or ``None`` when it is one.
+
+    It must be a JSON object with every key of ``RECORD_KEYS``; ``index`` a whole number from 0, ``seats``
+    a non-empty list of policy names, ``moves`` a list, ``scores``, ``decisions``, ``time_s`` and ``nodes``
+    one number per seat, ``winners`` seat numbers, ``ranks`` a place per seat (``null`` only in a crashed
+    game), ``error`` ``null`` or a text with ``error_seat`` its seat. Other keys are free.
+
+    >>> record_problem({"index": 0, "seats": ["a", "b"]})
+    'lacks "game", "num_players", "max_plies", "seed", "moves", "plies", "scores", "winners", "ranks", ...'
+    """
+    if not isinstance(record, dict):
+        return f"not a JSON object but {_short(record)}"
+    missing = [key for key in RECORD_KEYS if key not in record]
+    if missing:
+        return "lacks " + ", ".join(f'"{key}"' for key in missing)
+    seats = record["seats"]
+    n = len(seats) if isinstance(seats, list) else 0
+    crashed = isinstance(record["error"], str)
+    rules: list[tuple[str, Callable[[Any], bool], str]] = [
+        ("index", lambda v: _whole(v) and v >= 0, "a whole number from 0"),
+        ("game", lambda v: isinstance(v, str) and bool(v), "a game's name"),
+        ("num_players", _whole, "a whole number"),
+        ("max_plies", lambda v: v is None or _whole(v), "a whole number or null"),
+        ("seed", _whole, "a whole number"),
+        ("seats", lambda v: isinstance(v, list) and bool(v) and all(isinstance(s, str) for s in v),
+         "a list of policy names"),
+        ("moves", lambda v: isinstance(v, list), "a list"),
+        ("plies", lambda v: _whole(v) and v >= 0, "a whole number from 0"),
+        ("scores", lambda v: _per_seat(v, n, _number), f"a list of {n} numbers"),
+        ("winners", lambda v: isinstance(v, list) and all(_whole(s) and 0 <= s < n for s in v),
+         "a list of seat numbers"),
+        ("ranks", lambda v: (v is None and crashed) or _per_seat(v, n, _whole),
+         f"a list of {n} places" + (" or null" if crashed else "")),
+        ("truncated", lambda v: isinstance(v, bool), "true or false"),
+        ("error", lambda v: v is None or isinstance(v, str), "null or a text"),
+        ("error_seat", lambda v: _whole(v) and 0 <= v < n if crashed else v is None,
+         "the seat that crashed" if crashed else "null when error is null"),
+        ("decisions", lambda v: _per_seat(v, n, _whole), f"a list of {n} whole numbers"),
+        ("time_s", lambda v: _per_seat(v, n, _number), f"a list of {n} numbers"),
+        ("nodes", lambda v: _per_seat(v, n, _whole), f"a list of {n} whole numbers"),
+        ("options", lambda v: isinstance(v, dict), "an object"),
+    ]
+    for key, good, what in rules:
+        if key in record and not good(record[key]):
+            return f'"{key}" must be {what}, not {_short(record[key])}'
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _per_seat(value: Any, n: int, good: Callable[[Any], bool]) -> bool:
+    return isinstance(value, list) and len(value) == n and all(good(v) for v in value)
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+# --- config.json --------------------------------------------------------------------------------------------
+_CONFIG_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "game": (lambda v: isinstance(v, str), "a game's name"),
+    "players": (lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v), "a list of policy specs"),
+    "games": (lambda v: _whole(v) and v > 0, "a whole number from 1"),
+    "seed": (lambda v: _whole(v) and v >= 0, "a whole number from 0"),
+    "num_players": (_whole, "a whole number"),
+    "max_plies": (lambda v: v is None or _whole(v), "a whole number or null"),
+    "options": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
 def read_config(out: Path) -> dict[str, Any] | None:
-    path = Path(out) / CONFIG_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    """The run's ``config.json`` (``None`` when there is none); a one-line ``ValueError`` naming the file
+    when it cannot be read, is not JSON, is not an object, or holds an argument of the wrong type."""
+    path = Path(out) / _CONFIG_FILE
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        raise RunFolderError.from_os("read", path, e) from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: not a JSON object but {_short(config)}; is this the config.json of a tabletop "
+                         "arena run?")
+    for key, (good, what) in _CONFIG_RULES.items():
+        if key in config and not good(config[key]):
+            raise ValueError(f'{path}: "{key}" must be {what}, not {_short(config[key])}')
+    return config
 
 
-def write_config(out: Path, config: dict[str, Any]) -> None:
-    (Path(out) / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+def _write_config(out: Path, config: dict[str, Any]) -> None:
+    """Write ``config.json`` whole or not at all (through a temporary file), so a full disk leaves no torn
+    config to block the next run."""
+    path = Path(out) / _CONFIG_FILE
+    temp = path.with_name(_CONFIG_FILE + ".tmp")
+    try:
+        with open(temp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(config, indent=2) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except OSError as e:
+        with suppress(OSError):
+            temp.unlink()
+        raise RunFolderError.from_os("write", path, e) from None
 
 
-def prepare_run(out: Path, config: dict[str, Any], resume: bool) -> list[dict[str, Any]]:
+# --- the run ---------------------------------------------------------------------------------------------------
+@contextmanager
+def hold_run_folder(out: Path | str, create: bool) -> Iterator[None]:
+    """Hold the lock of the run folder ``out`` for the block (created first when ``create``).
+
+    The lock is an ``fcntl.flock`` on ``out/.lock``, which names its holder (``pid N on HOST since
+    TIME``). It goes when the block ends or the process dies, however it dies. A folder held by
+    another run is a one-line ``ValueError`` naming that run. Nothing is locked where ``fcntl`` is
+    missing (Windows), or when ``out`` does not exist and ``create`` is false (there is nothing to resume).
+    """
+    out = Path(out)
+    if sys.platform == "win32" or not (create or out.is_dir()):
+        yield
+        return
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunFolderError.from_os("create", out, e) from None
+    path = out / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise RunFolderError.from_os("lock", path, e) from None
+    held = False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"run folder {out} is in use by {_holder(path)}; wait for that run to end, "
+                             "or choose another --out") from None
+        held = True
+        with suppress(OSError):  # the holder's name is for the message of a refused run; the lock holds without it
+            os.ftruncate(fd, 0)
+            holder = f"pid {os.getpid()} on {socket.gethostname()} since {datetime.now():%Y-%m-%d %H:%M:%S}"
+            os.write(fd, (holder + "\n").encode())
+        yield
+    finally:
+        if held:
+            with suppress(OSError):
+                os.ftruncate(fd, 0)
+        os.close(fd)  # releases the lock
+
+
+def _holder(path: Path, wait_s: float = 1.0) -> str:
+    """Who holds the lock, as its line says; a run that has just taken it may not have written it yet."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        with suppress(OSError, UnicodeDecodeError):
+            text = path.read_bytes().decode("utf-8").strip()
+            if text:
+                return text
+        if time.monotonic() >= deadline:
+            return "another process"
+        time.sleep(0.05)
+
+
+def prepare_run(out: Path, config: dict[str, Any], resume: bool,
+                check: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
     """Create or reopen the run folder; return the games already finished (none for a new run).
 
-    A new run refuses a folder that already has games; a resumed run refuses different arguments.
+    A new run refuses a folder that already has games; a resumed run refuses different arguments, and
+    any record that is no game record or that ``check`` finds fault with (see ``load_games``).
     """
     out = Path(out)
     old = read_config(out)
     if not resume:
         if old is not None or load_games(out, repair=False):
             raise ValueError(f"{out} already holds a run; add --resume to continue it, or choose another --out")
-        out.mkdir(parents=True, exist_ok=True)
-        write_config(out, config)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RunFolderError.from_os("create", out, e) from None
+        _write_config(out, config)
         return []
     if old is None:
-        raise ValueError(f"nothing to resume in {out}: it has no {CONFIG_FILE}")
+        raise ValueError(f"nothing to resume in {out}: it has no {_CONFIG_FILE}")
     changed = [f"{key} was {old.get(key)!r}, now {config[key]!r}" for key in config if old.get(key) != config[key]]
     if changed:
         raise ValueError(f"cannot resume {out} with different arguments: {'; '.join(changed)}")
-    return load_games(out)
+    return load_games(out, check=check)

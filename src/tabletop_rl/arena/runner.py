@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from datetime import datetime
 from multiprocessing import get_context
@@ -26,10 +26,12 @@ from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
 from tabletop_rl.arena.progress import Progress
 from tabletop_rl.arena.report import write_report
-from tabletop_rl.arena.results import append_game, open_games, prepare_run
+from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 from tabletop_rl.core.game import step_entry
 from tabletop_rl.games import check_options, game_class, policy_game
+
+__all__ = ["default_out_dir", "play_match", "run_arena", "tmp_dir"]
 
 # Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
 _POLICIES: dict[tuple[str, str, int], Any] = {}
@@ -45,7 +47,7 @@ def tmp_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="tabletop-arena-"))
 
 
-def canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
+def _canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
     """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
     names = []
     for spec in players:
@@ -56,7 +58,7 @@ def canonical_players(players: Sequence[str], game: str, num_players: int) -> li
     return names
 
 
-def policy_for(game: str, spec: str) -> Any:
+def _policy_for(game: str, spec: str) -> Any:
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:
         _POLICIES[key] = make_policy(spec, game=policy_game(game), seed=0)
@@ -92,7 +94,7 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
     seat, error, trace, policies, notes, forfeit, void = -1, None, None, [], [], None, None
     try:
         for seat, spec in enumerate(match.seats):
-            policies.append(policy_for(game, spec))
+            policies.append(_policy_for(game, spec))
             reset = getattr(policies[-1], "reset", None)
             if reset is not None:
                 reset(derive_seed(match.seed, seat))
@@ -151,34 +153,56 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    names = canonical_players(players, game, num_players)
-    threads = any(arena_llm.is_llm(policy_for(game, name)) for name in names)
+    names = _canonical_players(players, game, num_players)
+    threads = any(arena_llm.is_llm(_policy_for(game, name)) for name in names)
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     cap = max_plies if max_plies is not None else rules.default_max_plies
     config: dict[str, Any] = {"game": game, "players": names, "games": games, "seed": seed,
                               "num_players": num_players, "max_plies": cap,
                               **({"options": options} if options else {})}  # absent when empty: older runs still resume
-    records = prepare_run(out, config, resume)
-    done = {r["index"] for r in records}
-    todo = [m for m in matches if m.index not in done]
-    bar = None
-    if progress:
-        print(f"arena {game}: {', '.join(names)}; {games} games per table, {num_players} players, seed {seed}, "
-              f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""),
-              file=log or sys.stderr)
-        bar = Progress(len(matches), len(done), stream=log)
-    with open_games(out) as fh:
-        for record in _play_all(todo, game, num_players, cap, options, jobs, threads):
-            if not record.get("void"):  # a void game is not written, so --resume plays it again
-                append_game(fh, record)
-            records.append(record)
-            if bar is not None:
-                crashed = sum(1 for r in records if r["error"])
-                bar.advance(f"{crashed} crashed" if crashed else "")
-    if bar is not None:
-        bar.close()
-    return write_report(out, records, config)
+    with hold_run_folder(out, create=not resume):  # one run writes a run folder at a time
+        records = prepare_run(out, config, resume, check=_scheduled_in(matches, game))
+        done = {r["index"] for r in records}
+        todo = [m for m in matches if m.index not in done]
+        bar = None
+        if progress:
+            print(f"arena {game}: {', '.join(names)}; {games} games per table, {num_players} players, seed {seed}, "
+                  f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""),
+                  file=log or sys.stderr)
+            bar = Progress(len(matches), len(done), stream=log)
+        with open_games(out) as fh:
+            for record in _play_all(todo, game, num_players, cap, options, jobs, threads):
+                if not record.get("void"):  # a void game is not written, so --resume plays it again
+                    append_game(fh, record)
+                records.append(record)
+                if bar is not None:
+                    crashed = sum(1 for r in records if r["error"])
+                    bar.advance(f"{crashed} crashed" if crashed else "")
+        if bar is not None:
+            bar.close()
+        try:
+            return write_report(out, records, config)
+        except OSError as e:
+            raise RunFolderError.from_os("write", e.filename or f"the summary and plots in {out}", e,
+                                         f"every game is kept in {GAMES_FILE}; --resume writes them again") from None
+
+
+def _scheduled_in(matches: list[Match], game: str) -> Callable[[dict[str, Any]], str | None]:
+    """The check of a resumed run's records: each must be the game its index names in this run's schedule."""
+    by_index = {m.index: m for m in matches}
+
+    def check(record: dict[str, Any]) -> str | None:
+        index, match = record["index"], by_index.get(record["index"])
+        if match is None:
+            return f"game {index} is not in this run's schedule (games 0 to {len(matches) - 1})"
+        if record["game"] != game or record["seed"] != match.seed or record["seats"] != list(match.seats):
+            return (f"game {index} is not this run's game {index}: it has {record['game']}, seed {record['seed']}, "
+                    f"seats {record['seats']}, where the schedule has {game}, seed {match.seed}, "
+                    f"seats {list(match.seats)}")
+        return None
+
+    return check
 
 
 def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None, options: dict[str, Any],

@@ -17,6 +17,8 @@ from itertools import combinations
 
 import numpy as np
 
+__all__ = ["Match", "check_players", "derive_seed", "schedule"]
+
 
 @dataclass(frozen=True)
 class Match:
@@ -37,17 +39,17 @@ def derive_seed(*keys: int) -> int:
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def tables(players: list[str], num_players: int) -> list[tuple[str, ...]]:
+def _tables(players: list[str], num_players: int) -> list[tuple[str, ...]]:
     """The lineups that meet: every ``num_players``-subset of ``players``, in list order.
 
-    >>> tables(["a", "b", "c"], 2)
+    >>> _tables(["a", "b", "c"], 2)
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
     return list(combinations(players, num_players))
 
 
-def rotate(lineup: tuple[str, ...], shift: int) -> tuple[str, ...]:
-    """The lineup moved ``shift`` seats: ``rotate(("a", "b", "c"), 1) == ("b", "c", "a")``."""
+def _rotate(lineup: tuple[str, ...], shift: int) -> tuple[str, ...]:
+    """The lineup moved ``shift`` seats: ``_rotate(("a", "b", "c"), 1) == ("b", "c", "a")``."""
     shift %= len(lineup)
     return lineup[shift:] + lineup[:shift]
 
@@ -58,9 +60,9 @@ def schedule(players: list[str], games: int, seed: int, num_players: int = 2) ->
     check_players(players, num_players)
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be a positive integer (games per table), got {games!r}")
-    lineups = tables(players, num_players)
+    lineups = _tables(players, num_players)
     order = sorted((i // num_players, t, i % num_players) for t in range(len(lineups)) for i in range(games))
-    return [Match(index, deal, derive_seed(seed, deal), rotate(lineups[t], shift))
+    return [Match(index, deal, derive_seed(seed, deal), _rotate(lineups[t], shift))
             for index, (deal, t, shift) in enumerate(order)]
 
 

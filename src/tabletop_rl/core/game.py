@@ -28,11 +28,14 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+__all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "dense_ranks", "entry_moves", "quote",
+           "step_entry"]
+
 #: Error messages quote at most this many characters of what the user gave.
-QUOTE_LIMIT = 80
+_QUOTE_LIMIT = 80
 
 
-def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
+def quote(value: Any, limit: int = _QUOTE_LIMIT) -> str:
     """``repr(value)`` cut to ``limit`` characters, so an error never echoes a huge input back.
 
     >>> quote("x" * 1000)[-30:]

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["SEED_MASK", "below", "pick_legal", "shuffle", "splitmix64"]
+
 #: Game seeds are folded to 63 bits, so every seed is a non-negative int64.
 SEED_MASK = (1 << 63) - 1
 

@@ -22,6 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+__all__ = ["BasePolicy", "Policy", "PolicyStats", "SeededPolicy"]
+
 
 @dataclass
 class PolicyStats:
@@ -107,7 +109,7 @@ class BasePolicy(SeededPolicy):
     """
 
     def act(self, observation: Any, action_mask: Any, info: Mapping[str, Any] | None = None) -> int:
-        mask = legal_mask_of(action_mask)
+        mask = _legal_mask_of(action_mask)
         self._nodes = 0
         start = time.perf_counter()
         action = int(self.decide(observation, mask, {} if info is None else info))
@@ -121,10 +123,10 @@ class BasePolicy(SeededPolicy):
         raise NotImplementedError
 
 
-def legal_mask_of(action_mask: Any) -> np.ndarray:
+def _legal_mask_of(action_mask: Any) -> np.ndarray:
     """``action_mask`` as a 1-D bool array with at least one legal action, or ``ValueError``.
 
-    >>> legal_mask_of([0, 1]).tolist()
+    >>> _legal_mask_of([0, 1]).tolist()
     [False, True]
     """
     mask = np.asarray(action_mask)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+__all__ = ["Z95", "wilson_interval"]
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 

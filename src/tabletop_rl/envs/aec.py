@@ -41,8 +41,10 @@ from tabletop_rl.envs.episode import (
 from tabletop_rl.games import check_options, policy_game, turn_based_class
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
+__all__ = ["TabletopAEC", "klaverjas_env", "splendor_env"]
+
 #: ``max_plies`` left out: the game's own default cap (None means no cap at all).
-GAME_DEFAULT: Any = "game default"
+_GAME_DEFAULT: Any = "game default"
 
 
 class TabletopAEC(AECEnv):
@@ -56,13 +58,13 @@ class TabletopAEC(AECEnv):
     """
 
     def __init__(self, game: str, num_players: int = 2, render_mode: str | None = None,
-                 max_plies: int | None = GAME_DEFAULT, reward: str = "win", render_viewer: int | None = None,
+                 max_plies: int | None = _GAME_DEFAULT, reward: str = "win", render_viewer: int | None = None,
                  **options: Any) -> None:
         super().__init__()
         self.rules = turn_based_class(game)
         self.game_options = check_options(game, options)
         check_num_players(self.rules, num_players)
-        self.max_plies = self.rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        self.max_plies = self.rules.default_max_plies if max_plies is _GAME_DEFAULT else max_plies
         probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
         check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
         self.reward_mode = reward_mode(reward, self.rules.reward_modes)
@@ -153,7 +155,7 @@ class TabletopAEC(AECEnv):
         return str(self.metadata["name"])
 
 
-def classic(env: AECEnv) -> AECEnv:
+def _classic(env: AECEnv) -> AECEnv:
     """``env`` in PettingZoo's classic wrappers: an illegal move ends the game with -1 for the mover."""
     env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
@@ -167,7 +169,7 @@ def splendor_env(num_players: int = 2, render_mode: str | None = None, max_plies
     >>> splendor_env(3).possible_agents
     ['player_0', 'player_1', 'player_2']
     """
-    return classic(TabletopAEC("splendor", num_players, render_mode, max_plies, **options))
+    return _classic(TabletopAEC("splendor", num_players, render_mode, max_plies, **options))
 
 
 def klaverjas_env(render_mode: str | None = None, **options: Any) -> AECEnv:
@@ -179,4 +181,4 @@ def klaverjas_env(render_mode: str | None = None, **options: Any) -> AECEnv:
     >>> klaverjas_env(rules="amsterdam").metadata["name"]
     'klaverjas_v0'
     """
-    return classic(TabletopAEC("klaverjas", 2, render_mode, **options))
+    return _classic(TabletopAEC("klaverjas", 2, render_mode, **options))

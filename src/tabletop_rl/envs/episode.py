@@ -22,10 +22,13 @@ from pettingzoo import AECEnv
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.kernels import SEED_MASK
 
+__all__ = ["check_choice", "check_num_players", "check_seat", "check_viewer", "load_position", "next_seed",
+           "position_option", "render_text", "reward_mode", "start_episode"]
+
 #: Older names of the two reward modes, still accepted: Splendor's sparse/dense, Klaverjas's points.
-REWARD_ALIASES = {"sparse": "win", "dense": "score", "points": "score"}
+_REWARD_ALIASES = {"sparse": "win", "dense": "score", "points": "score"}
 #: A new episode without a seed draws its seed below this from the previous game's own stream.
-NEXT_SEED_BOUND = 1 << 62
+_NEXT_SEED_BOUND = 1 << 62
 
 
 def check_choice(value: Any, name: str, choices: tuple) -> None:
@@ -36,8 +39,8 @@ def check_choice(value: Any, name: str, choices: tuple) -> None:
 
 def reward_mode(reward: Any, modes: tuple[str, ...] = ("win", "score")) -> str:
     """The canonical reward mode of ``reward`` (an older name is translated), checked against ``modes``."""
-    mode = REWARD_ALIASES.get(reward, reward) if isinstance(reward, str) else reward
-    check_choice(mode, "reward", tuple(modes) + tuple(k for k, v in REWARD_ALIASES.items() if v in modes))
+    mode = _REWARD_ALIASES.get(reward, reward) if isinstance(reward, str) else reward
+    check_choice(mode, "reward", tuple(modes) + tuple(k for k, v in _REWARD_ALIASES.items() if v in modes))
     return str(mode)
 
 
@@ -71,7 +74,7 @@ def check_num_players(rules: Any, num_players: Any) -> None:
         raise ValueError(f"num_players must be {allowed} for {rules.name}, got {quote(num_players)}")
 
 
-def check_seed(seed: Any) -> int | None:
+def _check_seed(seed: Any) -> int | None:
     """``seed`` as a non-negative int folded to 63 bits (as the games fold it), or None."""
     if seed is None:
         return None
@@ -80,7 +83,7 @@ def check_seed(seed: Any) -> int | None:
     return int(seed) & SEED_MASK
 
 
-def fresh_seed() -> int:
+def _fresh_seed() -> int:
     """A seed from the operating system's entropy, for a first episode without one."""
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
 
@@ -93,10 +96,10 @@ def next_seed(seed: Any, previous: Any) -> int:
     >>> next_seed(7, None)
     7
     """
-    checked = check_seed(seed)
+    checked = _check_seed(seed)
     if checked is not None:
         return checked
-    return fresh_seed() if previous is None else previous.random_below(NEXT_SEED_BOUND)
+    return _fresh_seed() if previous is None else previous.random_below(_NEXT_SEED_BOUND)
 
 
 def position_option(options: Any) -> Any:

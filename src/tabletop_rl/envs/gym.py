@@ -36,34 +36,36 @@ from tabletop_rl.envs.episode import (
 from tabletop_rl.games import check_options, policy_game, turn_based_class
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
-ILLEGAL_MODES = ("raise", "penalize")
-ILLEGAL_PENALTY = -1.0
-GAME_DEFAULT: Any = "game default"
+__all__ = ["ENV_ID", "KlaverjasGymEnv", "SplendorGymEnv", "TabletopGymEnv", "register_envs"]
+
+_ILLEGAL_MODES = ("raise", "penalize")
+_ILLEGAL_PENALTY = -1.0
+_GAME_DEFAULT: Any = "game default"
 #: Registered ids: ``gymnasium.make(id)`` gives the env of that game.
-ENV_IDS = {"splendor": "tabletop_rl/Splendor-v0", "klaverjas": "tabletop_rl/Klaverjas-v0"}
-ENV_ID = ENV_IDS["splendor"]
+_ENV_IDS = {"splendor": "tabletop_rl/Splendor-v0", "klaverjas": "tabletop_rl/Klaverjas-v0"}
+ENV_ID = _ENV_IDS["splendor"]
 
 #: An opponent: ``(observation float32[...], action_mask bool[...], info) -> action id``.
-OpponentFn = Callable[[np.ndarray, np.ndarray, dict], int]
+_OpponentFn = Callable[[np.ndarray, np.ndarray, dict], int]
 
 
 def register_envs() -> None:
-    """Register the ``ENV_IDS`` with gymnasium (safe to call twice); ``gym.make_vec`` of Splendor-v0 gives the
+    """Register the ``_ENV_IDS`` with gymnasium (safe to call twice); ``gym.make_vec`` of Splendor-v0 gives the
     native ``SplendorVectorEnv`` (its vector entry point) unless another mode is asked for.
 
     >>> register_envs(); ENV_ID in gym.registry
     True
     """
-    if ENV_IDS["splendor"] not in gym.registry:
-        gym.register(id=ENV_IDS["splendor"], entry_point=f"{__name__}:SplendorGymEnv",
+    if _ENV_IDS["splendor"] not in gym.registry:
+        gym.register(id=_ENV_IDS["splendor"], entry_point=f"{__name__}:SplendorGymEnv",
                      vector_entry_point=f"{__package__}.splendor_vector:SplendorVectorEnv")
-    if ENV_IDS["klaverjas"] not in gym.registry:
-        gym.register(id=ENV_IDS["klaverjas"], entry_point=f"{__name__}:KlaverjasGymEnv")
+    if _ENV_IDS["klaverjas"] not in gym.registry:
+        gym.register(id=_ENV_IDS["klaverjas"], entry_point=f"{__name__}:KlaverjasGymEnv")
 
 
-def _opponent_act(opponent: Any) -> OpponentFn:
+def _opponent_act(opponent: Any) -> _OpponentFn:
     if hasattr(opponent, "act"):
-        act: OpponentFn = opponent.act
+        act: _OpponentFn = opponent.act
         return act
     if callable(opponent):
         return opponent
@@ -78,25 +80,26 @@ class TabletopGymEnv(gym.Env):
     ``opponent``: ``"random"`` (uniform legal moves from the game's own random stream, inside the game's core
     where it has a fast path), any other policy spec of the game (one policy per seat), a policy object with
     ``act(observation, action_mask, info)``, or such a callable. ``seat``: ``"random"`` (drawn per episode from
-    the game's own stream) or a fixed seat. ``illegal="raise"``: ``IllegalActionError``, env unchanged;
-    ``"penalize"``: reward -1 and the episode terminates. ``reward``: ``"win"`` or ``"score"`` (as for the AEC
-    env), from the learner's side. Rendering shows the learner's view. The last step's ``info`` carries the
-    game's ``scores`` and ``winners``.
+    the game's own stream) or a fixed seat. ``illegal="penalize"`` (the default, so Gymnasium's and SB3's
+    ``check_env`` pass as they step unmasked random actions): reward -1 and the episode terminates, with
+    ``info["illegal_action"]``; ``"raise"``: ``IllegalActionError``, env unchanged. ``reward``: ``"win"`` or
+    ``"score"`` (as for the AEC env), from the learner's side. Rendering shows the learner's view. The last
+    step's ``info`` carries the game's ``scores`` and ``winners``.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 2}
 
-    def __init__(self, game: str, opponent: str | OpponentFn | Any = "random", num_players: int = 2,
-                 seat: str | int = "random", max_plies: int | None = GAME_DEFAULT, illegal: str = "raise",
+    def __init__(self, game: str, opponent: str | _OpponentFn | Any = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = _GAME_DEFAULT, illegal: str = "penalize",
                  reward: str = "win", render_mode: str | None = None, **options: Any) -> None:
         self.rules = turn_based_class(game)
         self.game_options = check_options(game, options)
         check_num_players(self.rules, num_players)
-        self.max_plies = self.rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        self.max_plies = self.rules.default_max_plies if max_plies is _GAME_DEFAULT else max_plies
         probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
         self.metadata = {**self.metadata, "render_modes": list(self.rules.render_modes)}
         check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
-        check_choice(illegal, "illegal", ILLEGAL_MODES)
+        check_choice(illegal, "illegal", _ILLEGAL_MODES)
         check_seat(seat, probe.num_seats, other="random")
         self.num_players, self.num_seats, self.seat_option = num_players, probe.num_seats, seat
         self.illegal, self.reward_mode, self.render_mode = illegal, reward_mode(reward, self.rules.reward_modes), \
@@ -190,7 +193,7 @@ class TabletopGymEnv(gym.Env):
         if self.illegal == "raise":
             self.game.step(action)  # raises the game's own IllegalActionError, with the reason
         self._done = True
-        return (self.game.observe(self.seat), ILLEGAL_PENALTY, True, False,
+        return (self.game.observe(self.seat), _ILLEGAL_PENALTY, True, False,
                 {"action_mask": self.game.seat_mask(self.seat, np.int8), "illegal_action": action})
 
     def _play_opponents(self) -> None:
@@ -220,8 +223,8 @@ class SplendorGymEnv(TabletopGymEnv):
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
-    def __init__(self, opponent: str | OpponentFn | Any = "random", num_players: int = 2,
-                 seat: str | int = "random", max_plies: int | None = DEFAULT_MAX_PLIES, illegal: str = "raise",
+    def __init__(self, opponent: str | _OpponentFn | Any = "random", num_players: int = 2,
+                 seat: str | int = "random", max_plies: int | None = DEFAULT_MAX_PLIES, illegal: str = "penalize",
                  reward: str = "win", render_mode: str | None = None) -> None:
         super().__init__("splendor", opponent, num_players, seat, max_plies, illegal, reward, render_mode)
 
@@ -235,7 +238,7 @@ class KlaverjasGymEnv(TabletopGymEnv):
     ((338,), True)
     """
 
-    def __init__(self, opponent: str | OpponentFn | Any = "random", seat: str | int = "random",
-                 illegal: str = "raise", reward: str = "win", render_mode: str | None = None,
+    def __init__(self, opponent: str | _OpponentFn | Any = "random", seat: str | int = "random",
+                 illegal: str = "penalize", reward: str = "win", render_mode: str | None = None,
                  **options: Any) -> None:
         super().__init__("klaverjas", opponent, 2, seat, None, illegal, reward, render_mode, **options)

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+__all__ = ["SB3SplendorVecEnv"]
+
 
 class SB3SplendorVecEnv(VecEnv):
     """SB3 ``VecEnv`` semantics over a SplendorVectorEnv: auto-reset in ``step_wait`` with the last

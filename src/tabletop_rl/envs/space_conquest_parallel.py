@@ -34,22 +34,24 @@ from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 from tabletop_rl.games.space_conquest.render import render_text
 
-RENDER_MODES = ("ansi", "human")
-AGENTS = ("player_0", "player_1")
+__all__ = ["space_conquest_aec_env", "space_conquest_env"]
+
+_RENDER_MODES = ("ansi", "human")
+_AGENTS = ("player_0", "player_1")
 
 
 def space_conquest_env(**kwargs: Any) -> ParallelEnv:
-    """The parallel env (``max_turns``, ``loss_model``, ``render_mode``, ``render_viewer``: see ``raw_env``)."""
-    return raw_env(**kwargs)
+    """The parallel env (``max_turns``, ``loss_model``, ``render_mode``, ``render_viewer``: see ``_raw_env``)."""
+    return _raw_env(**kwargs)
 
 
 def space_conquest_aec_env(**kwargs: Any):
     """The same game as a PettingZoo AEC env (players act in turn; the turn resolves after the last)."""
-    return parallel_to_aec(raw_env(**kwargs))
+    return parallel_to_aec(_raw_env(**kwargs))
 
 
 @njit(cache=True)
-def step_core(state, log, orders, counts, action0, action1, use0, use1, obs, masks):
+def _step_core(state, log, orders, counts, action0, action1, use0, use1, obs, masks):
     """One env step inside numba: decode RL actions (``use*``; else ``orders`` already holds JSON
     moves), play the turn, and encode both observations."""
     if use0:
@@ -61,25 +63,25 @@ def step_core(state, log, orders, counts, action0, action1, use0, use1, obs, mas
         O.encode_into(state, p, obs[p], masks[p])
 
 
-class raw_env(ParallelEnv):
+class _raw_env(ParallelEnv):
     """Space Conquest for two seats. ``max_turns`` (default 100), ``loss_model`` ``"flat"|"nlogn"``,
     ``render_mode`` ``"ansi"|"human"``, ``render_viewer`` None (referee: the whole truth) or a seat."""
 
-    metadata = {"name": "space_conquest_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True}
+    metadata = {"name": "space_conquest_v0", "render_modes": list(_RENDER_MODES), "is_parallelizable": True}
 
     def __init__(self, max_turns: int = R.DEFAULT_MAX_TURNS, loss_model: str = "flat",
                  render_mode: str | None = None, render_viewer: int | None = None) -> None:
         SpaceConquestGame(seed=0, max_turns=max_turns, loss_model=loss_model)  # checks the settings
-        check_choice(render_mode, "render_mode", (None, *RENDER_MODES))
+        check_choice(render_mode, "render_mode", (None, *_RENDER_MODES))
         check_viewer(render_viewer, R.NUM_PLAYERS)
         self.max_turns, self.loss_model = max_turns, loss_model
         self.render_mode, self.render_viewer = render_mode, render_viewer
-        self.possible_agents = list(AGENTS)
+        self.possible_agents = list(_AGENTS)
         self.agents: list[str] = []
         mask_box = spaces.Box(0, 1, (O.MASK_SIZE,), np.int8)
         self.observation_spaces = {a: spaces.Dict({"observation": O.observation_box(), "action_mask": mask_box})
-                                   for a in AGENTS}
-        self.action_spaces = {a: O.action_space() for a in AGENTS}  # seeded by the caller, as gymnasium's
+                                   for a in _AGENTS}
+        self.action_spaces = {a: O.action_space() for a in _AGENTS}  # seeded by the caller, as gymnasium's
         self.game: SpaceConquestGame | None = None
 
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -104,22 +106,22 @@ class raw_env(ParallelEnv):
         self._masks = np.zeros((2, O.MASK_SIZE), np.int8)
         for p in range(2):
             O.encode_into(self.game.state, p, self._obs[p], self._masks[p])
-        return self._observations(), {a: {"turn": self.game.turn, "errors": []} for a in AGENTS}
+        return self._observations(), {a: {"turn": self.game.turn, "errors": []} for a in _AGENTS}
 
     def _observations(self) -> dict[str, dict[str, Any]]:
         return {a: {"observation": self._obs[p].copy(), "action_mask": self._masks[p].copy()}
-                for p, a in enumerate(AGENTS)}
+                for p, a in enumerate(_AGENTS)}
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """Play one turn from both agents' actions (a missing agent gives no orders)."""
         game = self.game
         if game is None or not self.agents:
             raise ValueError("step() needs a running episode: call reset() first")
-        unknown = set(actions) - set(AGENTS)
+        unknown = set(actions) - set(_AGENTS)
         if unknown:
-            raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents are {list(AGENTS)}")
+            raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents are {list(_AGENTS)}")
         vectors, use, checks = [], [], []
-        for p, agent in enumerate(AGENTS):
+        for p, agent in enumerate(_AGENTS):
             action = actions.get(agent)
             is_orders = action is None or isinstance(action, (Mapping, str, bytes))
             check = game.check(p, action) if is_orders else None
@@ -130,23 +132,23 @@ class raw_env(ParallelEnv):
             for j, move in enumerate(check.accepted if check is not None else ()):
                 game._orders[p, j] = move
                 game._counts[p] = j + 1
-        step_core(game.state, game.log, game._orders, game._counts, vectors[0], vectors[1], use[0], use[1],
+        _step_core(game.state, game.log, game._orders, game._counts, vectors[0], vectors[1], use[0], use[1],
                   self._obs, self._masks)
         game.record_orders()
         game.errors = [c.errors if c else [] for c in checks]
         over = game.is_over
-        rewards = dict.fromkeys(AGENTS, 0.0)
+        rewards = dict.fromkeys(_AGENTS, 0.0)
         if over and game.winner is not None:
-            rewards[AGENTS[game.winner]], rewards[AGENTS[1 - game.winner]] = 1.0, -1.0
+            rewards[_AGENTS[game.winner]], rewards[_AGENTS[1 - game.winner]] = 1.0, -1.0
         observations = self._observations()
-        infos = {a: {"turn": game.turn, "errors": game.errors[p]} for p, a in enumerate(AGENTS)}
+        infos = {a: {"turn": game.turn, "errors": game.errors[p]} for p, a in enumerate(_AGENTS)}
         if over:
-            for a in AGENTS:
+            for a in _AGENTS:
                 infos[a]["result"] = game.result()
             self.agents = []
         if self.render_mode == "human":
             self.render()
-        return observations, rewards, dict.fromkeys(AGENTS, over), dict.fromkeys(AGENTS, False), infos
+        return observations, rewards, dict.fromkeys(_AGENTS, over), dict.fromkeys(_AGENTS, False), infos
 
     def render(self) -> str | None:
         """The map and turn report of ``render_viewer`` (its fog of war), or the spectator's whole map (None)."""

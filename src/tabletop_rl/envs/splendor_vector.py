@@ -27,25 +27,27 @@ from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
 
+__all__ = ["Config", "EXTERNAL", "GREEDY", "Games", "Outputs", "RANDOM", "SplendorVectorEnv", "Tables"]
+
 RANDOM, GREEDY, EXTERNAL = 0, 1, 2
-OPPONENT_KINDS = {"random": RANDOM, "greedy": GREEDY}
-READY, WAITING = 0, 1
+_OPPONENT_KINDS = {"random": RANDOM, "greedy": GREEDY}
+_READY, _WAITING = 0, 1
 
 #: An opponent hook: ``(observations[k, obs], masks[k, 72] bool, envs[k]) -> actions[k]``; each
 #: observation is from the seat to act in game ``envs[k]``.
-OpponentHook = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+_OpponentHook = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @njit(cache=True)
-def episode_seat(state, seat_option):
+def _episode_seat(state, seat_option):
     """The learner's seat for a new game: ``seat_option`` if >= 0, else drawn from the game's RNG."""
     if seat_option >= 0:
         return seat_option
-    return random_seat(state)
+    return _random_seat(state)
 
 
 @njit(cache=True)
-def random_seat(state):
+def _random_seat(state):
     return R.random_below(state, state[R.NUM_PLAYERS_AT])
 
 
@@ -86,78 +88,78 @@ class Outputs(NamedTuple):
 # The kernels read the named tuples by field number: numba 0.68 drops the writes made through a named
 # tuple's attribute (or its unpacking) in a function inlined into a prange loop, while indexing works (the
 # external-hook test of tests/envs/test_splendor_vector.py fails when writes go missing).
-STATES, SEATS, OPPONENTS, NEXT_OPPONENTS, SCRATCH = (Games._fields.index(f) for f in
-                                                     ("states", "seats", "opponents", "next_opponents", "scratch"))
-CARDS, NOBLES, GREEDY_WEIGHTS = (Tables._fields.index(f) for f in ("cards", "nobles", "greedy_weights"))
-SEAT_OPTION, POINT_REWARD = (Config._fields.index(f) for f in ("seat_option", "point_reward"))
-RETURNS, FLAGS, FINAL_OBS, OBS, MASKS = (Outputs._fields.index(f) for f in
-                                         ("returns", "flags", "final_obs", "obs", "masks"))
-REWARD, OUTCOME = 0, 1
-TERMINATED, TRUNCATED, FINISHED, WAITS = 0, 1, 2, 3
+_STATES, _SEATS, _OPPONENTS, _NEXT_OPPONENTS, _SCRATCH = (Games._fields.index(f) for f in
+                                                          ("states", "seats", "opponents", "next_opponents", "scratch"))
+_CARDS, _NOBLES, _GREEDY_WEIGHTS = (Tables._fields.index(f) for f in ("cards", "nobles", "greedy_weights"))
+_SEAT_OPTION, _POINT_REWARD = (Config._fields.index(f) for f in ("seat_option", "point_reward"))
+_RETURNS, _FLAGS, _FINAL_OBS, _OBS, _MASKS = (Outputs._fields.index(f) for f in
+                                              ("returns", "flags", "final_obs", "obs", "masks"))
+_REWARD, _OUTCOME = 0, 1
+_TERMINATED, _TRUNCATED, _FINISHED, _WAITS = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
 def _advance(i, games, tables, mask):
     """Play the other seats of game ``i`` until the learner's turn, the end, or an external opponent."""
-    cards, nobles, weights = tables[CARDS], tables[NOBLES], tables[GREEDY_WEIGHTS]
-    state = games[STATES][i]
-    seat = games[SEATS][i]
-    kind = games[OPPONENTS][i]
+    cards, nobles, weights = tables[_CARDS], tables[_NOBLES], tables[_GREEDY_WEIGHTS]
+    state = games[_STATES][i]
+    seat = games[_SEATS][i]
+    kind = games[_OPPONENTS][i]
     if kind == RANDOM:
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.random_step(state, cards, nobles, mask)
     elif kind == GREEDY:
-        work = games[SCRATCH][i]
+        work = games[_SCRATCH][i]
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
             R.apply_action(state, greedy_action(state, cards, nobles, weights, mask, work), cards, nobles)
     elif state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
-        return WAITING
-    return READY
+        return _WAITING
+    return _READY
 
 
 @njit(cache=True)
 def _finish_and_redeal(i, games, tables, seat_option, returns, flags, final_obs):
     """Record game ``i``'s end (once per step) and deal its next game from the game's own RNG, with the
     opponent kind queued for it."""
-    state = games[STATES][i]
-    flags[i, FINISHED] = True
-    returns[i, OUTCOME] = R.end_reward(state, games[SEATS][i])
-    returns[i, REWARD] += returns[i, OUTCOME]
-    flags[i, TERMINATED] = state[R.STATUS] == R.OVER
-    flags[i, TRUNCATED] = state[R.STATUS] == R.TRUNCATED
-    encode_into(state, games[SEATS][i], tables[CARDS], tables[NOBLES], final_obs[i])
+    state = games[_STATES][i]
+    flags[i, _FINISHED] = True
+    returns[i, _OUTCOME] = R.end_reward(state, games[_SEATS][i])
+    returns[i, _REWARD] += returns[i, _OUTCOME]
+    flags[i, _TERMINATED] = state[R.STATUS] == R.OVER
+    flags[i, _TRUNCATED] = state[R.STATUS] == R.TRUNCATED
+    encode_into(state, games[_SEATS][i], tables[_CARDS], tables[_NOBLES], final_obs[i])
     R.reset_state(state, R.random_below(state, 1 << 62), state[R.NUM_PLAYERS_AT], R.get_wide(state, R.MAX_PLIES_AT))
-    games[SEATS][i] = episode_seat(state, seat_option)
-    games[OPPONENTS][i] = games[NEXT_OPPONENTS][i]
+    games[_SEATS][i] = _episode_seat(state, seat_option)
+    games[_OPPONENTS][i] = games[_NEXT_OPPONENTS][i]
 
 
 @njit(cache=True, inline="always")
 def _step_one(i, actions, games, tables, config, outputs):
     """Apply ``actions[i]`` (if >= 0) to game ``i``, play on to its learner's turn (finishing and
     re-dealing an ended game once) and write the learner's view there."""
-    cards, nobles = tables[CARDS], tables[NOBLES]
-    returns, flags = outputs[RETURNS], outputs[FLAGS]
-    state = games[STATES][i]
+    cards, nobles = tables[_CARDS], tables[_NOBLES]
+    returns, flags = outputs[_RETURNS], outputs[_FLAGS]
+    state = games[_STATES][i]
     if actions[i] >= 0:
         points = R.player_base(state[R.CURRENT]) + R.P_POINTS
         before = state[points]
-        learner = state[R.CURRENT] == games[SEATS][i]
+        learner = state[R.CURRENT] == games[_SEATS][i]
         R.apply_action(state, actions[i], cards, nobles)
         if learner:
-            returns[i, REWARD] += (state[points] - before) * config[POINT_REWARD]
-    mask = outputs[MASKS][i]  # a work buffer for the opponents' moves until the learner's mask is written
+            returns[i, _REWARD] += (state[points] - before) * config[_POINT_REWARD]
+    mask = outputs[_MASKS][i]  # a work buffer for the opponents' moves until the learner's mask is written
     w = _advance(i, games, tables, mask)
-    if w == READY and state[R.STATUS] != R.PLAYING and not flags[i, FINISHED]:
-        _finish_and_redeal(i, games, tables, config[SEAT_OPTION], returns, flags, outputs[FINAL_OBS])
+    if w == _READY and state[R.STATUS] != R.PLAYING and not flags[i, _FINISHED]:
+        _finish_and_redeal(i, games, tables, config[_SEAT_OPTION], returns, flags, outputs[_FINAL_OBS])
         w = _advance(i, games, tables, mask)
-    flags[i, WAITS] = w == WAITING
-    if w == READY:
-        encode_into(state, games[SEATS][i], cards, nobles, outputs[OBS][i])
+    flags[i, _WAITS] = w == _WAITING
+    if w == _READY:
+        encode_into(state, games[_SEATS][i], cards, nobles, outputs[_OBS][i])
         R.legal_mask(state, cards, nobles, mask)
 
 
 @njit(cache=True, parallel=True)
-def step_games(index, actions, games, tables, config, outputs, parallel):
+def _step_games(index, actions, games, tables, config, outputs, parallel):
     """``_step_one`` for every game in ``index``, on numba's threads (``parallel``) or on this one."""
     if parallel:
         for k in prange(index.shape[0]):
@@ -168,7 +170,7 @@ def step_games(index, actions, games, tables, config, outputs, parallel):
 
 
 @njit(cache=True, parallel=True)
-def views_of_movers(states, index, cards, nobles, obs, masks):
+def _views_of_movers(states, index, cards, nobles, obs, masks):
     """Observations and masks of the games in ``index`` from the seat to act."""
     for k in prange(index.shape[0]):
         state = states[index[k]]
@@ -177,7 +179,7 @@ def views_of_movers(states, index, cards, nobles, obs, masks):
 
 
 @njit(cache=True)
-def first_illegal(actions, masks):
+def _first_illegal(actions, masks):
     """Index of the first action that ``masks`` does not allow (out of range included), or -1."""
     for k in range(actions.shape[0]):
         a = actions[k]
@@ -187,18 +189,18 @@ def first_illegal(actions, masks):
 
 
 @njit(cache=True, parallel=True)
-def reset_games(states, seeds, num_players, max_plies, seats, seat_option):
+def _reset_games(states, seeds, num_players, max_plies, seats, seat_option):
     for i in prange(states.shape[0]):
         R.reset_state(states[i], seeds[i], num_players, max_plies)
-        seats[i] = episode_seat(states[i], seat_option)
+        seats[i] = _episode_seat(states[i], seat_option)
 
 
-def _kind(opponent: str | OpponentHook) -> int:
+def _kind(opponent: str | _OpponentHook) -> int:
     if callable(opponent):
         return EXTERNAL
-    if opponent not in OPPONENT_KINDS:
+    if opponent not in _OPPONENT_KINDS:
         raise ValueError(f"opponent must be 'random', 'greedy' or a callable hook, got {opponent!r}")
-    return OPPONENT_KINDS[opponent]
+    return _OPPONENT_KINDS[opponent]
 
 
 class SplendorVectorEnv(VectorEnv):
@@ -219,7 +221,7 @@ class SplendorVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 256, opponent: str | OpponentHook = "random", num_players: int = 2,
+    def __init__(self, num_envs: int = 256, opponent: str | _OpponentHook = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
                  reward: str = "win", parallel: bool = True, copy: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
@@ -233,7 +235,7 @@ class SplendorVectorEnv(VectorEnv):
         self.num_players = num_players
         self.max_plies = -1 if max_plies is None else max_plies
         self.seat_option = -1 if seat == "random" else int(seat)
-        self.hook: OpponentHook | None = opponent if callable(opponent) else None
+        self.hook: _OpponentHook | None = opponent if callable(opponent) else None
         self.opponents = np.full(num_envs, _kind(opponent), np.int64)
         self.next_opponents = self.opponents.copy()
         size = observation_size(num_players)
@@ -266,7 +268,7 @@ class SplendorVectorEnv(VectorEnv):
         super().reset(seed=seed)
         base = int(self.np_random.integers(0, 1 << 62)) if seed is None else int(seed)
         seeds = base + np.arange(self.num_envs, dtype=np.int64)  # game i is SplendorGame(seed=base + i)
-        reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
+        _reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
         if options and "position" in options:
             self._load_position(options["position"], seeds)
         self._begin_step()
@@ -281,23 +283,23 @@ class SplendorVectorEnv(VectorEnv):
         actions = np.asarray(actions, np.int64).reshape(-1)
         if actions.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
-        bad = first_illegal(actions, self._masks)
+        bad = _first_illegal(actions, self._masks)
         if bad >= 0:
             raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
         self._begin_step()
         self._advance(actions)
         obs, info = self._views()
-        finished = self._flags[:, FINISHED]
+        finished = self._flags[:, _FINISHED]
         if finished.any():
             final = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(finished):
                 final[i] = self._final_obs[i].copy()
             info["final_obs"] = final
             info["_final_obs"] = finished.copy()
-            info["outcome"] = np.where(finished, self._returns[:, OUTCOME], 0.0)
+            info["outcome"] = np.where(finished, self._returns[:, _OUTCOME], 0.0)
             info["_outcome"] = finished.copy()
-        return (obs, self._returns[:, REWARD].copy(), self._flags[:, TERMINATED].copy(),
-                self._flags[:, TRUNCATED].copy(), info)
+        return (obs, self._returns[:, _REWARD].copy(), self._flags[:, _TERMINATED].copy(),
+                self._flags[:, _TRUNCATED].copy(), info)
 
     def action_masks(self) -> np.ndarray:
         """``bool[num_envs, 72]``: the legal moves of each learner (what MaskablePPO asks for)."""
@@ -327,8 +329,8 @@ class SplendorVectorEnv(VectorEnv):
         the hook are decided in batches, one call per round, until none waits."""
         index = self._all
         while True:
-            step_games(index, actions, self._games, self._tables, self._config, self._outputs, self.parallel)
-            index = np.flatnonzero(self._flags[:, WAITS])
+            _step_games(index, actions, self._games, self._tables, self._config, self._outputs, self.parallel)
+            index = np.flatnonzero(self._flags[:, _WAITS])
             if len(index) == 0:
                 return
             actions = self._hook_actions(index)
@@ -337,12 +339,12 @@ class SplendorVectorEnv(VectorEnv):
         """The hook's moves for the games in ``index``, checked, as a full-size action array (-1 elsewhere)."""
         obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
         masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
-        views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+        _views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
         assert self.hook is not None  # only games of an external opponent wait
         chosen = np.asarray(self.hook(obs, masks, index), np.int64)
         if chosen.shape != (len(index),):
             raise ValueError(f"opponent hook returned shape {chosen.shape}, expected ({len(index)},)")
-        bad = first_illegal(chosen, masks)
+        bad = _first_illegal(chosen, masks)
         if bad >= 0:
             raise ValueError(f"opponent hook chose illegal action {chosen[bad]} in env {index[bad]}")
         actions = self._no_actions.copy()
@@ -367,7 +369,7 @@ class SplendorVectorEnv(VectorEnv):
         self.states[:] = load_position(SplendorGame, position, self.num_players, 0).state  # checked as the envs do
         for i in range(self.num_envs):
             R.seed_rng(self.states[i], int(seeds[i]))
-            self.seats[i] = episode_seat(self.states[i], self.seat_option)
+            self.seats[i] = _episode_seat(self.states[i], self.seat_option)
 
 
 def _why_illegal(state: np.ndarray, action: int) -> str:

@@ -18,6 +18,8 @@ from typing import Any, cast
 
 from tabletop_rl.core.game import Game, TurnBasedGame
 
+__all__ = ["GAMES", "check_options", "game_class", "policy_game", "turn_based_class"]
+
 #: game name -> "module:class" of its ``Game``
 GAMES = {"splendor": "tabletop_rl.games.splendor.game:SplendorGame",
          "klaverjas": "tabletop_rl.games.klaverjas.game:KlaverjasGame",

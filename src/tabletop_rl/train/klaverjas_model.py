@@ -30,6 +30,8 @@ from tabletop_rl.games.klaverjas.model import (
 )
 from tabletop_rl.train.klaverjas_teacher import DEFAULT_SAMPLES, load_shards, mean_values, write_shards
 
+__all__ = ["Examples", "agreement", "examples", "predict", "train", "train_model_main"]
+
 
 @dataclass
 class Examples:

@@ -17,7 +17,7 @@ values ``float32[N, max(samples), 32]``, NaN for cards that are not legal and fo
 index ``int64[N]``); a shard's deals follow from its index, so an interrupted run resumes at the first
 missing shard and gives the same data.
 
->>> views, values = play_labelled_deal(3, "amsterdam", (1,) * 8, 0.0, new_table(12))
+>>> views, values = _play_labelled_deal(3, "amsterdam", (1,) * 8, 0.0, new_table(12))
 >>> len(views) == len(values) > 10, values.shape[1:], bool(np.isnan(values[:, 0]).any(axis=1).all())
 (True, (1, 32), True)
 """
@@ -35,11 +35,13 @@ from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.baselines import bid_action
 from tabletop_rl.games.klaverjas.solver import new_table
 
+__all__ = ["DEFAULT_SAMPLES", "load_shards", "mean_values", "write_shards"]
+
 DEFAULT_SAMPLES = (4, 6, 6, 6, 6, 6, 6, 6)
 
 
-def play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore: float, table: np.ndarray,
-                       player: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def _play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore: float, table: np.ndarray,
+                        player: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Play one deal with the teacher, or with ``player`` (an object with ``card_scores(view, legal)``, such as
     a model being trained: its positions, the teacher's labels), random cards with probability ``explore``;
     return the recorded views and per-sample card values (``float32[N, max(samples), 32]``, NaN padded)."""
@@ -71,7 +73,7 @@ def play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore:
             np.array(values, np.float32).reshape(-1, max(samples), R.NUM_CARDS))
 
 
-def shard_path(out: Path, index: int) -> Path:
+def _shard_path(out: Path, index: int) -> Path:
     return out / f"shard_{index:05d}.npz"
 
 
@@ -87,13 +89,13 @@ def write_shards(out: str | Path, deals: int, shard_deals: int = 20, samples: tu
     first = seed * 1_000_003 + (0 if player is None else 500_000)
     table = new_table()
     for index in range((deals + shard_deals - 1) // shard_deals):
-        path = shard_path(out, index)
+        path = _shard_path(out, index)
         if path.exists():
             continue
         start = time.perf_counter()
         parts, deal_ids = [], []
         for d in range(index * shard_deals, min(deals, (index + 1) * shard_deals)):
-            part = play_labelled_deal(first + d, R.RULE_SETS[d % 2], samples, explore, table, player)
+            part = _play_labelled_deal(first + d, R.RULE_SETS[d % 2], samples, explore, table, player)
             parts.append(part)
             deal_ids.append(np.full(len(part[0]), d, np.int64))
         views, values = (np.concatenate(column) for column in zip(*parts))

@@ -33,6 +33,8 @@ from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorV
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
+__all__ = ["TrainConfig", "add_arguments", "config_from_args", "parse_mix", "train", "validate"]
+
 
 def _knob(default: Any, help: str) -> Any:
     return field(default=default, metadata={"help": help})
@@ -117,16 +119,16 @@ def validate(cfg: TrainConfig) -> None:
         raise ValueError("--lr must be in (0, 1) and --gamma, --gae-lambda in (0, 1]")
     if cfg.reward not in ("dense", "sparse"):
         raise ValueError(f"--reward must be dense or sparse, got {cfg.reward!r}")
-    hidden_layers(cfg.net)
+    _hidden_layers(cfg.net)
     parse_mix(cfg.mix)
-    for spec in eval_specs(cfg):
+    for spec in _eval_specs(cfg):
         if spec not in ("random", "greedy"):
             parse_spec(spec, "splendor")
     if cfg.resume and not Path(cfg.resume).is_file():
         raise ValueError(f"--resume: no checkpoint at {cfg.resume!r}")
 
 
-def hidden_layers(text: str) -> list[int]:
+def _hidden_layers(text: str) -> list[int]:
     try:
         sizes = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
@@ -136,18 +138,18 @@ def hidden_layers(text: str) -> list[int]:
     return sizes
 
 
-def eval_specs(cfg: TrainConfig) -> list[str]:
+def _eval_specs(cfg: TrainConfig) -> list[str]:
     return [s.strip() for s in cfg.eval_opponents.split(",") if s.strip()]
 
 
-def model_meta(players: int) -> dict[str, Any]:
+def _model_meta(players: int) -> dict[str, Any]:
     """What a Splendor model was trained on; ``PPOPolicy`` refuses a model whose metadata differs."""
     return {"game": "splendor", "num_players": players, "observation_version": OBSERVATION_VERSION,
             "observation_size": observation_size(players)}
 
 
 # --- the opponent pool -------------------------------------------------------------------------
-class SnapshotPool:
+class _SnapshotPool:
     """Frozen copies of the learner's policy network; one of them plays the ``self`` games."""
 
     def __init__(self, size: int, rng: np.random.Generator) -> None:
@@ -177,7 +179,7 @@ def _opponent_kinds(mix: np.ndarray, n: int, rng: np.random.Generator) -> np.nda
 
 
 # --- evaluation ----------------------------------------------------------------------------------
-def evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) -> dict[str, float]:
+def _evaluate(policy: Any, opponent: str, games: int, players: int, seed: int) -> dict[str, float]:
     """Play ``games`` games (one per env, learner seat drawn per game) with the deterministic policy."""
     import torch
 
@@ -233,17 +235,17 @@ def train(cfg: TrainConfig) -> Path:
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
     rng = np.random.default_rng(cfg.seed)
     mix = parse_mix(cfg.mix)
-    pool = SnapshotPool(cfg.pool_size, rng)
+    pool = _SnapshotPool(cfg.pool_size, rng)
     # One thread for the games: PPO's update holds a core, and numba threads waiting on a busy core stall.
     env = SplendorVectorEnv(num_envs=cfg.num_envs, opponent=pool, num_players=cfg.players, reward=cfg.reward,
                             parallel=False)
     venv = env.to_sb3()
     venv.seed(cfg.seed)
     if cfg.resume:
-        check_meta(read_meta(cfg.resume), model_meta(cfg.players), cfg.resume)
+        check_meta(read_meta(cfg.resume), _model_meta(cfg.players), cfg.resume)
         model = MaskablePPO.load(cfg.resume, env=venv, device="cpu")
     else:
-        layers = hidden_layers(cfg.net)
+        layers = _hidden_layers(cfg.net)
         model = MaskablePPO(
             "MlpPolicy", venv, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.epochs,
             learning_rate=cfg.lr, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
@@ -264,7 +266,7 @@ def train(cfg: TrainConfig) -> Path:
         "steps": model.num_timesteps - first_step, "seconds": seconds, "env_seconds": venv.seconds}))
     if callback.evaluated_at != model.num_timesteps:
         callback.evaluate(model)
-    final = save_model(model, out / "final.zip", model_meta(cfg.players))
+    final = save_model(model, out / "final.zip", _model_meta(cfg.players))
     callback.close()
     return final
 
@@ -272,7 +274,7 @@ def train(cfg: TrainConfig) -> Path:
 class _SelfPlayCallback:
     """Pool refresh each rollout, snapshots, periodic evaluation, checkpoints and the progress line."""
 
-    def __init__(self, cfg: TrainConfig, env: SplendorVectorEnv, pool: SnapshotPool, mix: np.ndarray,
+    def __init__(self, cfg: TrainConfig, env: SplendorVectorEnv, pool: _SnapshotPool, mix: np.ndarray,
                  rng: np.random.Generator, out: Path, base: type) -> None:
         self.cfg, self.env, self.pool, self.mix, self.rng, self.out = cfg, env, pool, mix, rng, out
         self.updates = 0
@@ -314,15 +316,15 @@ class _SelfPlayCallback:
             self.evaluate(model)
         if steps >= self.next_checkpoint:
             self.next_checkpoint += self.cfg.checkpoint_every
-            save_model(model, self.out / "checkpoints" / f"step_{steps}.zip", model_meta(self.cfg.players))
+            save_model(model, self.out / "checkpoints" / f"step_{steps}.zip", _model_meta(self.cfg.players))
         if self.cfg.progress:
             self.progress(model)
 
     def evaluate(self, model: Any) -> None:
         model.policy.eval()
         results = []
-        for k, spec in enumerate(eval_specs(self.cfg)):
-            r = evaluate(model.policy, spec, self.cfg.eval_games, self.cfg.players, seed=10_000 + k)
+        for k, spec in enumerate(_eval_specs(self.cfg)):
+            r = _evaluate(model.policy, spec, self.cfg.eval_games, self.cfg.players, seed=10_000 + k)
             results.append(f"{spec} {r['win_rate']:.0%} [{r['low']:.0%}, {r['high']:.0%}]")
             model.logger.record(f"eval/{spec}_win_rate", r["win_rate"])
             self._writer.writerow([model.num_timesteps, spec, self.cfg.eval_games, r["wins"], r["draws"],

@@ -1,0 +1,3 @@
+"""Terminal play and replays, the Klaverjas best-card service, and the benchmark command."""
+
+__all__: list[str] = []

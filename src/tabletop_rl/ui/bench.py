@@ -26,15 +26,18 @@ from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 
-FIRST_STEP = (
+__all__ = ["aec_steps_per_second", "batched", "compile_times", "gym_steps_per_second", "main", "print_table",
+           "python_api", "random_legal_actions", "vector_steps_per_second"]
+
+_FIRST_STEP = (
     "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
     "g=SplendorGame(2, seed=1); g.step(g.legal_actions()[0]); g.legal_mask(); "
     "print(time.perf_counter()-t)"
 )
 
 
-def subprocess_seconds(env: dict[str, str]) -> float:
-    out = subprocess.run([sys.executable, "-c", FIRST_STEP], env=env, capture_output=True, text=True, check=True)
+def _subprocess_seconds(env: dict[str, str]) -> float:
+    out = subprocess.run([sys.executable, "-c", _FIRST_STEP], env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -43,8 +46,8 @@ def compile_times() -> tuple[float, float]:
     cache = tempfile.mkdtemp(prefix="tabletop-numba-")
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     try:
-        cold = subprocess_seconds(env)
-        warm = min(subprocess_seconds(env) for _ in range(3))
+        cold = _subprocess_seconds(env)
+        warm = min(_subprocess_seconds(env) for _ in range(3))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return cold, warm

@@ -54,9 +54,12 @@ from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.baselines import heuristic_scores
 from tabletop_rl.games.klaverjas.determinize import excluded_by_play
 
-MAX_BODY_BYTES = 64 * 1024
-CARD_PATTERN = r"^(7|8|9|10|J|Q|K|A)[CDHS]$"
-log = logging.getLogger("tabletop_rl.ui.klaverjas_service")
+__all__ = ["BestCardRequest", "BestCardResponse", "Candidate", "ErrorResponse", "HistoryTrick", "ModelInfo",
+           "ServiceConfig", "TablePlay", "create_app", "position_from_request", "serve_main"]
+
+_MAX_BODY_BYTES = 64 * 1024
+_CARD_PATTERN = r"^(7|8|9|10|J|Q|K|A)[CDHS]$"
+_log = logging.getLogger("tabletop_rl.ui.klaverjas_service")
 
 
 @dataclass
@@ -95,19 +98,19 @@ class ServiceConfig:
 
 
 # --- request / response schema -----------------------------------------------------------------
-Card = Annotated[str, Field(pattern=CARD_PATTERN)]
-Seat = Annotated[int, Field(ge=0, le=3)]
+_Card = Annotated[str, Field(pattern=_CARD_PATTERN)]
+_Seat = Annotated[int, Field(ge=0, le=3)]
 
 
 class TablePlay(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    player: Seat
-    card: Card
+    player: _Seat
+    card: _Card
 
 
 class HistoryTrick(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    leader: Seat
+    leader: _Seat
     plays: list[str | TablePlay] = Field(min_length=4, max_length=4)
     winner: int | None = Field(default=None, ge=0, le=3)
     points: int | None = None
@@ -119,7 +122,7 @@ class BestCardRequest(BaseModel):
     table: list[TablePlay] = Field(default_factory=list)
     history: list[HistoryTrick] = Field(default_factory=list, max_length=7)
     trump: str = Field(pattern=r"^[CDHS]$")
-    playerPosition: Seat
+    playerPosition: _Seat
     leaderPosition: int | None = Field(default=None, ge=0, le=3)
     partnerPosition: int | None = Field(default=None, ge=0, le=3)
     makerPosition: int | None = Field(default=None, ge=0, le=3,
@@ -162,7 +165,7 @@ class ErrorResponse(BaseModel):
     detail: str
 
 
-class RequestError(Exception):
+class _RequestError(Exception):
     """A request the service refuses: ``status`` 400/422/503 and a message naming the field."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -175,7 +178,7 @@ def _card(text: str, field_name: str) -> int:
     try:
         return R.card_id(text)
     except ValueError as e:
-        raise RequestError(400, f"{field_name}: {e}") from None
+        raise _RequestError(400, f"{field_name}: {e}") from None
 
 
 def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], list[int]]:
@@ -185,7 +188,7 @@ def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], lis
     def place(text: str, where: str) -> int:
         card = _card(text, where)
         if card in seen:
-            raise RequestError(400, f"{where}: card {text} already appears in {seen[card]}")
+            raise _RequestError(400, f"{where}: card {text} already appears in {seen[card]}")
         seen[card] = where
         return card
 
@@ -196,8 +199,8 @@ def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], lis
         for k, play in enumerate(trick.plays):
             text = play if isinstance(play, str) else play.card
             if not isinstance(play, str) and play.player != (trick.leader + k) % 4:
-                raise RequestError(400, f"history[{i}].plays[{k}].player: expected seat {(trick.leader + k) % 4} "
-                                        f"(clockwise from leader {trick.leader})")
+                raise _RequestError(400, f"history[{i}].plays[{k}].player: expected seat {(trick.leader + k) % 4} "
+                                         f"(clockwise from leader {trick.leader})")
             cards.append(place(text, f"history[{i}].plays[{k}]"))
         history.append(cards)
     table = [place(p.card, f"table[{k}]") for k, p in enumerate(req.table)]
@@ -207,31 +210,31 @@ def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], lis
 def _check_seats(req: BestCardRequest) -> int:
     """The leader of the trick in progress; 400 for seat inconsistencies."""
     if len(req.table) > 3:
-        raise RequestError(400, f"table: at most 3 cards can lie on the table, got {len(req.table)}")
+        raise _RequestError(400, f"table: at most 3 cards can lie on the table, got {len(req.table)}")
     if req.partnerPosition is not None and req.partnerPosition != (req.playerPosition + 2) % 4:
-        raise RequestError(400, f"partnerPosition: the partner sits opposite seat {req.playerPosition}, "
-                                f"at {(req.playerPosition + 2) % 4}")
+        raise _RequestError(400, f"partnerPosition: the partner sits opposite seat {req.playerPosition}, "
+                                 f"at {(req.playerPosition + 2) % 4}")
     if req.table and req.leaderPosition is None:
-        raise RequestError(400, "leaderPosition: required when the table is not empty")
+        raise _RequestError(400, "leaderPosition: required when the table is not empty")
     leader = req.playerPosition if req.leaderPosition is None else req.leaderPosition
     for k, play in enumerate(req.table):
         if play.player != (leader + k) % 4:
-            raise RequestError(400, f"table[{k}].player: expected seat {(leader + k) % 4} "
-                                    f"(clockwise from leaderPosition {leader})")
+            raise _RequestError(400, f"table[{k}].player: expected seat {(leader + k) % 4} "
+                                     f"(clockwise from leaderPosition {leader})")
     return leader
 
 
 def position_from_request(req: BestCardRequest) -> np.ndarray:
-    """The state row of the player's view (other hands empty); 400/422 ``RequestError`` otherwise."""
+    """The state row of the player's view (other hands empty); 400/422 ``_RequestError`` otherwise."""
     hand, history, table = _check_places(req)
     leader = _check_seats(req)
     trump = R.suit_id(req.trump)
     if (leader + len(table)) % 4 != req.playerPosition:
-        raise RequestError(422, f"no legal card: seat {(leader + len(table)) % 4} is to act, "
-                                f"not playerPosition {req.playerPosition}")
+        raise _RequestError(422, f"no legal card: seat {(leader + len(table)) % 4} is to act, "
+                                 f"not playerPosition {req.playerPosition}")
     if len(hand) != 8 - len(history):
-        raise RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
-                                f"{8 - len(history)} cards, got {len(hand)}")
+        raise _RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
+                                 f"{8 - len(history)} cards, got {len(hand)}")
     state = _rules_state(req)
     first_leader = req.history[0].leader if req.history else leader
     state[R.TRUMP], state[R.PHASE] = trump, R.PLAYING
@@ -241,8 +244,8 @@ def position_from_request(req: BestCardRequest) -> np.ndarray:
     _replay_history(state, req, history)
     t = len(history)
     if req.history and leader != int(state[R.WINNER + t - 1]):
-        raise RequestError(422, f"no legal card: leaderPosition {leader} did not win the last trick "
-                                f"(seat {int(state[R.WINNER + t - 1])} did)")
+        raise _RequestError(422, f"no legal card: leaderPosition {leader} did not win the last trick "
+                                 f"(seat {int(state[R.WINNER + t - 1])} did)")
     state[R.LEADER + t] = leader
     state[R.TRICK + 4 * t:R.TRICK + 4 * t + len(table)] = table
     state[R.TRICK_NO], state[R.IN_TRICK], state[R.CURRENT] = t, len(table), req.playerPosition
@@ -257,7 +260,7 @@ def _rules_state(req: BestCardRequest) -> np.ndarray:
         return R.new_state(rules=req.rules, stuk_mode=req.stukMode, quartet_values=req.quartetValues,
                            amsterdam_undertrump_vs_opponent=req.amsterdamUndertrump)
     except ValueError as e:
-        raise RequestError(400, f"amsterdamUndertrump: {e}") from None
+        raise _RequestError(400, f"amsterdamUndertrump: {e}") from None
 
 
 def _declared_stuk(state: np.ndarray) -> None:
@@ -275,15 +278,15 @@ def _replay_history(state: np.ndarray, req: BestCardRequest, history: list[list[
     trump = int(state[R.TRUMP])
     for i, (trick, cards) in enumerate(zip(req.history, history)):
         if i and trick.leader != int(state[R.WINNER + i - 1]):
-            raise RequestError(422, f"no legal card: history[{i}].leader is {trick.leader} but seat "
-                                    f"{int(state[R.WINNER + i - 1])} won the trick before")
+            raise _RequestError(422, f"no legal card: history[{i}].leader is {trick.leader} but seat "
+                                     f"{int(state[R.WINNER + i - 1])} won the trick before")
         row = np.array(cards, np.int64)
         winner = (trick.leader + R.winning_position(row, 4, trump)) % 4
         points = int(R.trick_points(row, trump))
         if trick.winner is not None and trick.winner != winner:
-            raise RequestError(422, f"no legal card: history[{i}].winner is {trick.winner}, the rules say {winner}")
+            raise _RequestError(422, f"no legal card: history[{i}].winner is {trick.winner}, the rules say {winner}")
         if trick.points is not None and trick.points not in (points, points + R.LAST_TRICK_BONUS * (i == 7)):
-            raise RequestError(422, f"no legal card: history[{i}].points is {trick.points}, the cards make {points}")
+            raise _RequestError(422, f"no legal card: history[{i}].points is {trick.points}, the cards make {points}")
         state[R.TRICK + 4 * i:R.TRICK + 4 * i + 4] = cards
         state[R.LEADER + i], state[R.WINNER + i] = trick.leader, winner
         state[R.TRICK_ROEM + i] = R.trick_roem(row, trump, state[R.QUARTETS:R.QUARTETS + 8],
@@ -300,12 +303,12 @@ def _check_voids(state: np.ndarray, seat: int) -> None:
         cards = [int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + 4]]
         k = (seat - int(state[R.LEADER + t])) % 4
         if hand & excluded_by_play(cards[:k], cards[k], trump, regime):
-            raise RequestError(422, f"no legal card: history[{t}] shows seat {seat} could not hold "
-                                    f"what its hand now holds (an illegal play or a wrong hand)")
+            raise _RequestError(422, f"no legal card: history[{t}] shows seat {seat} could not hold "
+                                     f"what its hand now holds (an illegal play or a wrong hand)")
 
 
 # --- responders ----------------------------------------------------------------------------------
-class ExternalScorer:
+class _ExternalScorer:
     """Adapter for an external scoring API: ``POST {base_url}/score`` with the request and the legal cards,
     bearer ``api_key``; the answer ``{"scores": {"JH": 0.9, ...}, "model": {"name", "version"}}``."""
 
@@ -345,7 +348,7 @@ def _model_info(model: M.MLP) -> dict[str, Any]:
     return {"name": "klaverjas-mlp", "version": model.meta.get("created", "unknown")}
 
 
-class BestCardService:
+class _BestCardService:
     """Chooses a card for a request: validation, responders in order, re-ranking, logging."""
 
     def __init__(self, config: ServiceConfig) -> None:
@@ -353,15 +356,16 @@ class BestCardService:
         path = M.packaged_model_path() if config.model_path == "packaged" else (config.model_path or None)
         self.model = M.load(path) if path else None
         self.model_info = _model_info(self.model) if self.model is not None else None
-        self.external = ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url else None
+        self.external = (_ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url
+                         else None)
 
     def choose(self, req: BestCardRequest) -> dict:
-        """The response body for a validated request (``RequestError`` for 400/422/503)."""
+        """The response body for a validated request (``_RequestError`` for 400/422/503)."""
         start = time.perf_counter()
         state = position_from_request(req)
         mask = np.zeros(R.NUM_ACTIONS, np.bool_)
         if R.legal_mask(state, mask) == 0:
-            raise RequestError(422, "no legal card in this position")
+            raise _RequestError(422, "no legal card in this position")
         legal = [int(c) for c in np.flatnonzero(mask)]
         scores, reasons, info = self._score(req, state, legal)
         ranked = self._rank(req.scoringMode, state, legal, scores)
@@ -372,10 +376,10 @@ class BestCardService:
         best = max(ranked, key=lambda c: (ranked[c], -c))
         body = {"bestCard": R.card_name(best), "candidates": candidates[:req.topK],
                 "legalCards": [R.card_name(c) for c in legal], "model": info, "requestId": req.requestId}
-        log.info(json.dumps({"event": "best_card", "requestId": req.requestId, "input": _sanitised(req),
-                             "legalCards": body["legalCards"], "bestCard": body["bestCard"],
-                             "scores": {k["card"]: k["score"] for k in candidates}, "model": info["name"],
-                             "ms": round((time.perf_counter() - start) * 1000, 2)}))
+        _log.info(json.dumps({"event": "best_card", "requestId": req.requestId, "input": _sanitised(req),
+                              "legalCards": body["legalCards"], "bestCard": body["bestCard"],
+                              "scores": {k["card"]: k["score"] for k in candidates}, "model": info["name"],
+                              "ms": round((time.perf_counter() - start) * 1000, 2)}))
         return body
 
     def _score(self, req: BestCardRequest, state: np.ndarray,
@@ -390,10 +394,10 @@ class BestCardService:
                 return ({c: by_name.get(R.card_name(c), float("-inf")) for c in legal},
                         dict.fromkeys(legal, "external model"), info)
             except RuntimeError as e:
-                log.warning(json.dumps({"event": "external_failed", "requestId": req.requestId, "error": str(e)}))
+                _log.warning(json.dumps({"event": "external_failed", "requestId": req.requestId, "error": str(e)}))
         if not req.allowFallback:
-            raise RequestError(503, "allowFallback: a model is required but none is available "
-                                    "(no local model loaded and the external API did not answer)")
+            raise _RequestError(503, "allowFallback: a model is required but none is available "
+                                     "(no local model loaded and the external API did not answer)")
         heuristic = heuristic_scores(state, legal)
         return ({c: s for c, (s, _) in heuristic.items()}, dict.fromkeys(legal, "fallback"),
                 {"name": "heuristic", "version": "1"})
@@ -427,7 +431,7 @@ def _field_message(errors: Sequence[Any]) -> str:
 
 def create_app(config: ServiceConfig | None = None):
     """The FastAPI application (``uvicorn.run(create_app(), ...)``)."""
-    service = BestCardService(config or ServiceConfig())
+    service = _BestCardService(config or ServiceConfig())
     app = FastAPI(title="Klaverjas best-card service", version="1",
                   description=__doc__.split("\n\n", 1)[1])
     errors = {400: "Malformed or inconsistent input; FastAPI's schema validation errors are mapped to 400 "
@@ -438,20 +442,20 @@ def create_app(config: ServiceConfig | None = None):
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
         declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"body: larger than {MAX_BODY_BYTES} bytes"}, status_code=413)
+        if declared and declared.isdigit() and int(declared) > _MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"body: larger than {_MAX_BODY_BYTES} bytes"}, status_code=413)
         if request.method == "POST":
             body = await request.body()
-            if len(body) > MAX_BODY_BYTES:
-                return JSONResponse({"detail": f"body: larger than {MAX_BODY_BYTES} bytes"}, status_code=413)
+            if len(body) > _MAX_BODY_BYTES:
+                return JSONResponse({"detail": f"body: larger than {_MAX_BODY_BYTES} bytes"}, status_code=413)
         return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def validation_as_400(request: Request, exc: RequestValidationError):
         return JSONResponse({"detail": _field_message(exc.errors())}, status_code=400)
 
-    @app.exception_handler(RequestError)
-    async def refused(request: Request, exc: RequestError):
+    @app.exception_handler(_RequestError)
+    async def refused(request: Request, exc: _RequestError):
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
 
     def best_card(req: BestCardRequest) -> dict:

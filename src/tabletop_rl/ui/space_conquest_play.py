@@ -27,8 +27,10 @@ from tabletop_rl.games.space_conquest.baselines import policy_orders
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 from tabletop_rl.games.space_conquest.render import render_map, render_text, summary
 
-PROG = "tabletop play space-conquest"
-DEFAULT_SAVE = "space-conquest-save.json"
+__all__ = ["make_seats", "parse_move", "play_main"]
+
+_PROG = "tabletop play space-conquest"
+_DEFAULT_SAVE = "space-conquest-save.json"
 _MOVE_PATTERNS = (
     re.compile(r"^(?:move|send)\s+(?P<n>\S+)(?:\s+ships?)?\s+from\s+(?P<a>\w+)\s+to\s+(?P<b>\w+)$"),
     re.compile(r"^attack\s+(?P<b>\w+)\s+with\s+(?P<n>\S+)(?:\s+ships?)?\s+from\s+(?P<a>\w+)$"),
@@ -52,7 +54,7 @@ def parse_move(text: str) -> dict[str, Any]:
     raise ValueError(f"unknown command {text.strip()!r}; type help")
 
 
-class Terminal:
+class _Terminal:
     """Reads commands from ``stdin`` and writes to ``stdout`` (swappable for tests)."""
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
@@ -69,11 +71,11 @@ class Terminal:
         return None if line == "" else line.strip()
 
 
-class Quit(Exception):
+class _Quit(Exception):
     """The person typed quit (or input ended)."""
 
 
-def human_orders(game: SpaceConquestGame, player: int, term: Terminal) -> dict[str, Any]:
+def _human_orders(game: SpaceConquestGame, player: int, term: _Terminal) -> dict[str, Any]:
     """Ask ``player`` for this turn's orders until pass/done; a bad command is re-asked with the reason."""
     term.say(render_map(game, player))
     term.say(summary(game, player))
@@ -81,7 +83,7 @@ def human_orders(game: SpaceConquestGame, player: int, term: Terminal) -> dict[s
     while True:
         line = term.ask(f"player {player + 1}> ")
         if line is None or line.lower() == "quit":
-            raise Quit
+            raise _Quit
         word = line.lower().split()[0] if line.split() else ""
         if word in ("pass", "done"):
             return {"moves": moves}
@@ -95,12 +97,12 @@ def human_orders(game: SpaceConquestGame, player: int, term: Terminal) -> dict[s
             moves = []
             term.say("orders dropped")
         elif word == "save":
-            save(game, line.split(maxsplit=1)[1:], term)
+            _save(game, line.split(maxsplit=1)[1:], term)
         else:
-            moves = add_move(game, player, moves, line, term)
+            moves = _add_move(game, player, moves, line, term)
 
 
-def add_move(game: SpaceConquestGame, player: int, moves: list[dict], line: str, term: Terminal) -> list[dict]:
+def _add_move(game: SpaceConquestGame, player: int, moves: list[dict], line: str, term: _Terminal) -> list[dict]:
     """``moves`` plus the move in ``line`` if it is valid with them; otherwise say why and keep ``moves``."""
     try:
         move = parse_move(line)
@@ -116,15 +118,15 @@ def add_move(game: SpaceConquestGame, player: int, moves: list[dict], line: str,
     return moves + [move]
 
 
-def save(game: SpaceConquestGame, args: list[str], term: Terminal) -> None:
+def _save(game: SpaceConquestGame, args: list[str], term: _Terminal) -> None:
     if not args:
         term.say("! save needs a file name: save FILE")
         return
-    problem = write_save(game, args[0])
+    problem = _write_save(game, args[0])
     term.say(f"! {problem}" if problem else f"saved to {args[0]}")
 
 
-def write_save(game: SpaceConquestGame, path: str) -> str | None:
+def _write_save(game: SpaceConquestGame, path: str) -> str | None:
     """Write ``game`` to ``path``; the reason it could not be written, or None."""
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -134,7 +136,7 @@ def write_save(game: SpaceConquestGame, path: str) -> str | None:
     return None
 
 
-def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str, Any]:
+def _play(game: SpaceConquestGame, seats: list[Any], term: _Terminal) -> dict[str, Any]:
     """Play ``game`` to the end; a seat is ``"human"`` or a policy. Two humans get a hand-over
     prompt (and a cleared screen) before each view, so their views never mix."""
     humans = [p for p, seat in enumerate(seats) if seat == "human"]
@@ -145,8 +147,8 @@ def play(game: SpaceConquestGame, seats: list[Any], term: Terminal) -> dict[str,
             if len(humans) > 1:
                 term.say("\n" * 40)
                 if term.ask(f"Hand over to player {p + 1} and press Enter (player {2 - p}: look away) ") is None:
-                    raise Quit
-            orders[p] = human_orders(game, p, term)
+                    raise _Quit
+            orders[p] = _human_orders(game, p, term)
         if len(humans) > 1:
             term.say("\n" * 40)
         game.step(orders[0], orders[1])
@@ -166,27 +168,27 @@ def play_main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout
     on standard error. ``quit``, the end of input, Ctrl-C and a failed LLM all leave the game saved in
     ``--save``.
     """
-    args = build_parser().parse_args(argv)
-    term = Terminal(stdin, stdout)
+    args = _build_parser().parse_args(argv)
+    term = _Terminal(stdin, stdout)
     try:
-        game = load_or_new(args)
+        game = _load_or_new(args)
         seats = make_seats(args)
     except ValueError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"{_PROG}: error: {e}", file=sys.stderr)
         return 2
     try:
-        play(game, seats, term)
-    except (Quit, KeyboardInterrupt):  # Ctrl-C keeps the game too
-        term.say("\n" + keep(game, args.save))
+        _play(game, seats, term)
+    except (_Quit, KeyboardInterrupt):  # Ctrl-C keeps the game too
+        term.say("\n" + _keep(game, args.save))
     except LLMError as e:
-        print(f"{PROG}: error: {e}; {keep(game, args.save)}", file=sys.stderr)
+        print(f"{_PROG}: error: {e}; {_keep(game, args.save)}", file=sys.stderr)
         return 1
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Play Space Conquest in the terminal: hvh (two people at one keyboard), hvl (you "
+        prog=_PROG, description="Play Space Conquest in the terminal: hvh (two people at one keyboard), hvl (you "
                                "against a policy, by default the tool-using LLM) or lvl (two policies, watched).")
     parser.add_argument("--mode", choices=("hvh", "hvl", "lvl"), default="hvl")
     parser.add_argument("--opponent", default="llm", metavar="SPEC",
@@ -198,17 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-turns", type=int, default=R.DEFAULT_MAX_TURNS, metavar="N",
                         help=f"turn cap (default {R.DEFAULT_MAX_TURNS})")
     parser.add_argument("--load", metavar="FILE", help="continue a saved game")
-    parser.add_argument("--save", default=DEFAULT_SAVE, metavar="FILE",
-                        help=f"where quit, the end of input or a failed LLM saves the game (default {DEFAULT_SAVE})")
+    parser.add_argument("--save", default=_DEFAULT_SAVE, metavar="FILE",
+                        help=f"where quit, the end of input or a failed LLM saves the game (default {_DEFAULT_SAVE})")
     return parser
 
 
-def keep(game: SpaceConquestGame, path: str) -> str:
+def _keep(game: SpaceConquestGame, path: str) -> str:
     """Save ``game`` to ``path`` and say how to go on (or why it could not be saved)."""
-    return write_save(game, path) or f"game saved to {path}; go on with: {PROG} --load {path}"
+    return _write_save(game, path) or f"game saved to {path}; go on with: {_PROG} --load {path}"
 
 
-def load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
+def _load_or_new(args: argparse.Namespace) -> SpaceConquestGame:
     if args.load:
         try:
             with open(args.load, encoding="utf-8") as f:

@@ -28,22 +28,24 @@ from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.game import Game, entry_moves
 from tabletop_rl.games import check_options, game_class, policy_game
 
-SAVE_FORMAT = "tabletop-save/1"
-DEFAULT_SAVE = Path("tabletop-save.json")
-COMMANDS_HELP = """\
+__all__ = ["play_terminal", "replay_frames", "replay_terminal", "result_line", "write_game_logs"]
+
+_SAVE_FORMAT = "tabletop-save/1"
+_DEFAULT_SAVE = Path("tabletop-save.json")
+_COMMANDS_HELP = """\
 Answer with a move number from the list, or a move name. Other commands:
   help   this text          board   draw the board again
   quit   save and stop (resume with: tabletop play <game> --load FILE)"""
 
 
-def use_color(stream: IO[str]) -> bool:
+def _use_color(stream: IO[str]) -> bool:
     """ANSI colours only on a terminal, and never when NO_COLOR is set."""
     return bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
 
 
 # --- play ----------------------------------------------------------------------------------------
 @dataclass
-class Table:
+class _Table:
     """A game in progress: the game object, the person's seat, each seat's policy spec (None: person)."""
 
     game: str
@@ -53,10 +55,10 @@ class Table:
     seed: int
 
 
-def opponents(vs: list[str], num_players: int, seat: int) -> list[str | None]:
+def _opponents(vs: list[str], num_players: int, seat: int) -> list[str | None]:
     """Seat -> spec (``None`` for the person): one spec fills every other seat, else one per other seat.
 
-    >>> opponents(["greedy"], 3, seat=1)
+    >>> _opponents(["greedy"], 3, seat=1)
     ['greedy', None, 'greedy']
     """
     if not 0 <= seat < num_players:
@@ -68,44 +70,44 @@ def opponents(vs: list[str], num_players: int, seat: int) -> list[str | None]:
     return [None if s == seat else next(specs) for s in range(num_players)]
 
 
-def new_table(game: str, vs: list[str], num_players: int, seat: int, seed: int | None) -> Table:
+def _new_table(game: str, vs: list[str], num_players: int, seat: int, seed: int | None) -> _Table:
     rules = game_class(game)
     if num_players not in rules.player_counts:
         raise ValueError(f"{game} is played by {', '.join(map(str, rules.player_counts))} players, "
                          f"not {num_players}")
     seed = int.from_bytes(os.urandom(7), "little") if seed is None else seed
-    return Table(game, rules.new(seed, num_players), seat, opponents(vs, num_players, seat), seed)
+    return _Table(game, rules.new(seed, num_players), seat, _opponents(vs, num_players, seat), seed)
 
 
-def load_table(path: Path) -> Table:
+def _load_table(path: Path) -> _Table:
     """A game saved by ``quit``; ``ValueError`` naming the problem when the file is not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ValueError(f"cannot read saved game {path}: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
-        raise ValueError(f"{path} is not a game saved by tabletop play (format {SAVE_FORMAT})")
-    return Table(data["game"], game_class(data["game"]).from_json(data["position"]), data["seat"], data["players"],
-                 data["seed"])
+    if not isinstance(data, dict) or data.get("format") != _SAVE_FORMAT:
+        raise ValueError(f"{path} is not a game saved by tabletop play (format {_SAVE_FORMAT})")
+    return _Table(data["game"], game_class(data["game"]).from_json(data["position"]), data["seat"], data["players"],
+                  data["seed"])
 
 
-def save_table(table: Table, path: Path) -> None:
+def _save_table(table: _Table, path: Path) -> None:
     """Everything needed to go on: the position (hidden cards included, so do not read it), seats, seed."""
-    data = {"format": SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
+    data = {"format": _SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
             "seed": table.seed, "position": json.loads(table.state.to_json())}
     Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
 
 
 def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_players: int = 2, seat: int = 0,
-                  seed: int | None = None, load: Path | None = None, save: Path = DEFAULT_SAVE,
+                  seed: int | None = None, load: Path | None = None, save: Path = _DEFAULT_SAVE,
                   stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Play a game in the terminal; returns an exit status (0: finished or saved)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    table = load_table(load) if load is not None else new_table(game, vs or ["greedy"], num_players, seat, seed)
+    table = _load_table(load) if load is not None else _new_table(game, vs or ["greedy"], num_players, seat, seed)
     state = table.state
     policies = {s: make_policy(spec, game=policy_game(table.game), seed=derive_seed(table.seed, s))
                 for s, spec in enumerate(table.specs) if spec is not None}
-    con = Console(stdout)
+    con = _Console(stdout)
     con.say(f"You are P{table.seat}; " + ", ".join(f"P{s} is {p.name}" for s, p in policies.items())
         + ". Type help for commands.")
     while not state.is_over:
@@ -118,7 +120,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
             continue
         choice = _ask_move(table, stdin, con)
         if choice is None:
-            save_table(table, save)
+            _save_table(table, save)
             con.say(f"Game saved to {save}; resume with: tabletop play {table.game} --load {save}")
             return 0
         con.say(f"P{mover} (you) plays {state.move_name(choice)}")
@@ -128,12 +130,12 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
     return 0
 
 
-class Console:
+class _Console:
     """Output that reaches the person at once (flushed), with prompts left open for the answer."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
-        self.color = use_color(stream)
+        self.color = _use_color(stream)
 
     def say(self, text: str = "") -> None:
         self.stream.write(text + "\n")
@@ -144,12 +146,12 @@ class Console:
         self.stream.flush()
 
 
-def _ask_move(table: Table, stdin: IO[str], con: Console) -> int | None:
+def _ask_move(table: _Table, stdin: IO[str], con: _Console) -> int | None:
     """The person's legal move, asking again with the reason after a bad answer; ``None`` to quit."""
     state = table.state
     legal = [int(a) for a in state.legal_mask().nonzero()[0]]
     con.say(state.render(viewer=table.seat, color=con.color))
-    con.say(move_list([state.move_name(a) for a in legal]))
+    con.say(_move_list([state.move_name(a) for a in legal]))
     while True:
         con.prompt("your move> ")
         try:
@@ -163,18 +165,18 @@ def _ask_move(table: Table, stdin: IO[str], con: Console) -> int | None:
         if answer.lower() in ("quit", "q", "exit"):
             return None
         if answer.lower() in ("help", "?", "h"):
-            con.say(COMMANDS_HELP + "\n" + state.rules_help())
+            con.say(_COMMANDS_HELP + "\n" + state.rules_help())
         elif answer.lower() == "board":
             con.say(state.render(viewer=table.seat, color=con.color))
-            con.say(move_list([state.move_name(a) for a in legal]))
+            con.say(_move_list([state.move_name(a) for a in legal]))
         elif answer:
-            action, problem = parse_move(state, answer, legal)
+            action, problem = _parse_move(state, answer, legal)
             if problem is None:
                 return action
             con.say(f"{problem}; try again (help lists the commands)")
 
 
-def parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
+def _parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
     """``(action, None)`` for a legal answer (list number or move name), else ``(-1, reason)``."""
     if answer.isdigit():
         number = int(answer)
@@ -190,10 +192,10 @@ def parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | No
     return action, None
 
 
-def move_list(names: list[str], columns: int = 3, width: int = 28) -> str:
+def _move_list(names: list[str], columns: int = 3, width: int = 28) -> str:
     """Numbered names in columns, numbered from 1.
 
-    >>> print(move_list(["pass"]))
+    >>> print(_move_list(["pass"]))
     Legal moves:
        1 pass
     """
@@ -231,7 +233,7 @@ def replay_frames(record: dict[str, Any]) -> list[Game]:
     return frames
 
 
-def pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
+def _pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
     """The game numbered ``game_index`` in a ``games.jsonl`` (or run folder); the first one by default."""
     if not Path(path).exists():
         raise ValueError(f"no such file: {path}")
@@ -254,13 +256,13 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
     """
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    record = pick_record(path, game_index)
+    record = _pick_record(path, game_index)
     if seat is not None and not 0 <= seat < len(record["seats"]):
         raise ValueError(f"--seat must be in 0..{len(record['seats']) - 1} for game {record['index']}, got {seat}")
     frames = replay_frames(record)
-    view = Viewer(record, frames, seat, use_color(stdout))
+    view = _Viewer(record, frames, seat, _use_color(stdout))
     interactive = stdin.isatty() if interactive is None else interactive
-    con = Console(stdout)
+    con = _Console(stdout)
     con.say(f"game {record['index']}: " + ", ".join(f"P{s} {spec}" for s, spec in enumerate(record["seats"]))
         + f"; seed {record['seed']}, {len(record['moves'])} {'turns' if frames[0].simultaneous else 'moves'}"
         + (f"; crashed: {record['error']}" if record["error"] else "")
@@ -276,7 +278,7 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
 
 
 @dataclass
-class Viewer:
+class _Viewer:
     """Frames of a replay as ``seat`` (None: a spectator) may see them."""
 
     record: dict[str, Any]
@@ -311,7 +313,7 @@ class Viewer:
         return text
 
 
-def _navigate(view: Viewer, stdin: IO[str], con: Console) -> None:
+def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> None:
     k, last = 0, len(view.frames) - 1
     con.say(view.frame(k))
     while True:

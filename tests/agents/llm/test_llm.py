@@ -439,8 +439,8 @@ def test_bad_llm_options_are_one_line_errors(spec, problem):
 def test_a_remote_server_without_a_key_is_a_clear_error(monkeypatch):
     for name in ("TABLETOP_LLM_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "MY_KEY"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match="no API key for https://openrouter.ai/api/v1: set one of MY_KEY, "
-                                         "TABLETOP_LLM_API_KEY, OPENROUTER_API_KEY, OPENAI_API_KEY"):
+    with pytest.raises(ValueError, match=r"no API key for https://openrouter.ai/api/v1: set one of MY_KEY, "
+                                         r"TABLETOP_LLM_API_KEY, OPENROUTER_API_KEY \(or api_key_env=NAME\)"):
         make_policy("llm:api_key_env=MY_KEY", game="splendor")
 
 

@@ -88,9 +88,9 @@ def test_refused_requests_are_not_retried_and_stop_with_the_reason(server, answe
 
 
 def test_the_api_key_is_sent_but_never_shown(server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("MY_SERVER_KEY", SECRET)  # a provider's variable would not go to a loopback server
     server.push(Answer.move(0), Answer.error(401, f"Incorrect API key provided: {SECRET}"))
-    p = llm(server)
+    p = llm(server, api_key_env="MY_SERVER_KEY")
     game = SplendorGame(2, seed=1)
     game.step(act(p, game))
     game.step(game.legal_actions()[0])

@@ -19,30 +19,43 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import logging
 import os
 import random
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "ChatBackend", "ChatClient", "ChatReply", "ChatRequest",
-           "FatalLLMError", "LLMError", "LLMUnavailableError", "OpenAIBackend", "ResponseCache", "RetrySettings",
-           "ToolCall", "TransientLLMError", "Usage", "find_api_key", "retry_after_seconds", "status_error"]
+__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "PROVIDER_KEY_HOSTS", "ChatBackend", "ChatClient",
+           "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError", "LLMUnavailableError",
+           "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall", "TransientLLMError", "Usage", "find_api_key",
+           "key_env_vars", "retry_after_seconds", "status_error"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-#: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables.
+#: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables. Like ``api_key=`` and
+#: ``api_key_env=NAME`` it is the user's own choice, so its key goes to whatever server ``base_url`` names.
 API_KEY_ENV = "TABLETOP_LLM_API_KEY"
-#: Where the API key is looked for, in order, when none is given.
-KEY_ENV_VARS = (API_KEY_ENV, "OPENROUTER_API_KEY", "OPENAI_API_KEY")
+#: A provider's variable, and the hosts its key may be sent to (each host or a subdomain of it): a key
+#: exported for OpenRouter never goes to a local test server or to anyone else.
+PROVIDER_KEY_HOSTS: dict[str, tuple[str, ...]] = {"OPENROUTER_API_KEY": ("openrouter.ai",),
+                                                  "OPENAI_API_KEY": ("api.openai.com",)}
+#: Where the API key is looked for, in order, when none is given (the providers' only for their own hosts).
+KEY_ENV_VARS = (API_KEY_ENV, *PROVIDER_KEY_HOSTS)
 #: Statuses worth asking again: timeout, conflict, rate limit (5xx are added in ``_is_transient_status``).
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 #: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
 _MAX_RETRY_AFTER_S = 300.0
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured", "schema", "json_object")
+#: Characters of a body that is not JSON shown in the error (a proxy's error page says what went wrong).
+_BODY_PREVIEW_CHARS = 120
+#: Says on stderr (Python's last-resort handler, when the application configures no logging) which server
+#: failed and why, after a request's first failed attempt.
+_log = logging.getLogger(__name__)
 
 
 # --- requests and replies --------------------------------------------------------------------
@@ -146,6 +159,14 @@ class TransientLLMError(LLMError):
         super().__init__(message)
         self.status = status
         self.retry_after_s = retry_after_s
+
+
+class LLMConnectionError(TransientLLMError):
+    """No connection could be made (refused, unknown host, ...); ``reason`` says why, e.g. ``connection refused``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"connection error: {reason}")
+        self.reason = reason
 
 
 class FatalLLMError(LLMError):
@@ -268,6 +289,8 @@ class OpenAIBackend:
             response = self._client.chat.completions.create(**kwargs)
         except self._openai.APIError as e:
             raise self._translate(e) from None
+        except json.JSONDecodeError as e:  # HTTP 200 under a JSON content type, but the body is not JSON
+            raise _not_json(e.doc, self._secret) from None
         return _reply_of(response, time.perf_counter() - start, self._secret)
 
     def _translate(self, e: Exception) -> LLMError:
@@ -277,7 +300,38 @@ class OpenAIBackend:
         if isinstance(e, openai.APIStatusError):
             message = _redact(_error_text(e.body) or str(e), self._secret)
             return status_error(e.status_code, message, retry_after_seconds(e.response.headers))
-        return TransientLLMError(_redact(f"connection error: {e}", self._secret))
+        return LLMConnectionError(_redact(_connection_reason(e), self._secret))
+
+
+def _connection_reason(error: BaseException) -> str:
+    """Why a connection failed, from the innermost OS error under the SDK's ``Connection error.``
+
+    >>> outer = ConnectionError("Connection error.")
+    >>> outer.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    >>> _connection_reason(outer)
+    'connection refused'
+    """
+    seen: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and cause not in seen:
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror[0].lower() + cause.strerror[1:]
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    text = str(seen[-1]) or str(error)
+    return text or type(seen[-1]).__name__
+
+
+def _not_json(body: str, secret: str | None) -> TransientLLMError:
+    """A server fault, retried like a 5xx: an HTTP 200 whose body is not JSON (a proxy's error page, a reply
+    cut off mid-stream).
+
+    >>> str(_not_json("<html>502 Bad Gateway</html>", None))
+    "HTTP 200 with a body that is not JSON: '<html>502 Bad Gateway</html>'"
+    """
+    text = " ".join(body.split())
+    preview = text[:_BODY_PREVIEW_CHARS] + ("..." if len(text) > _BODY_PREVIEW_CHARS else "")
+    return TransientLLMError(_redact(f"HTTP 200 with a body that is not JSON: {preview!r}", secret))
 
 
 def _error_text(body: object) -> str:
@@ -293,6 +347,8 @@ def _error_text(body: object) -> str:
 
 def _reply_of(response: Any, latency_s: float, secret: str | None) -> ChatReply:
     """A ``ChatReply`` from the SDK's response; an error carried in an HTTP 200 body is raised."""
+    if isinstance(response, str):  # the SDK hands over the text of a body sent under a content type not JSON
+        raise _not_json(response, secret)
     extra = getattr(response, "model_extra", None) or {}
     choices = getattr(response, "choices", None)
     error = extra.get("error")
@@ -436,31 +492,58 @@ class ChatClient:
         return reply
 
     def _with_retries(self, request: ChatRequest) -> ChatReply:
-        for retry in range(self.retry.retries + 1):
+        retries = self.retry.retries
+        for retry in range(retries + 1):
             try:
                 with self._slots:
                     reply = self.backend.complete(request)
                 return replace(reply, network_retries=retry)
             except TransientLLMError as e:
                 error = e
-            if retry == self.retry.retries:
+            waits_too_long = error.retry_after_s is not None and error.retry_after_s > _MAX_RETRY_AFTER_S
+            if retry == 0:
+                self._say_first_failure(error, "not retried" if retries == 0 or waits_too_long
+                                        else f"retry 1/{retries}")
+            if retry == retries:
                 break
-            if error.retry_after_s is not None and error.retry_after_s > _MAX_RETRY_AFTER_S:
+            if waits_too_long:
                 raise LLMUnavailableError(f"{self.base_url}: {error} (asks to retry after "
                                           f"{error.retry_after_s:.0f} s)")
             self._sleep(self.retry.delay(retry, error.retry_after_s, self._rng))
-        raise LLMUnavailableError(f"{self.base_url}: {self.retry.retries + 1} attempts failed, last: {error}")
+        raise LLMUnavailableError(f"{self.base_url}: {retries + 1} attempts failed, last: {error}")
+
+    def _say_first_failure(self, error: TransientLLMError, what_next: str) -> None:
+        """One warning per request, after its first failed attempt: the server and the reason, so a server
+        that is down or misconfigured shows at once instead of after every retry is spent."""
+        if isinstance(error, LLMConnectionError):
+            _log.warning("cannot connect to %s: %s (%s)", self.base_url, error.reason, what_next)
+        else:
+            _log.warning("%s failed: %s (%s)", self.base_url, error, what_next)
 
 
-def find_api_key(explicit: str | None = None, env_var: str = "") -> str | None:
-    """The key given, else the first set of ``env_var`` (when named) and ``KEY_ENV_VARS``.
+def key_env_vars(base_url: str) -> tuple[str, ...]:
+    """The variables whose key may be sent to ``base_url``, in the order they are looked at:
+    ``TABLETOP_LLM_API_KEY`` for any server, a provider's variable only for that provider's hosts.
+
+    >>> key_env_vars("https://openrouter.ai/api/v1"), key_env_vars("http://127.0.0.1:8080/v1")
+    (('TABLETOP_LLM_API_KEY', 'OPENROUTER_API_KEY'), ('TABLETOP_LLM_API_KEY',))
+    """
+    host = (urllib.parse.urlparse(base_url).hostname or "").rstrip(".")
+    return (API_KEY_ENV,) + tuple(name for name, hosts in PROVIDER_KEY_HOSTS.items()
+                                  if any(host == h or host.endswith("." + h) for h in hosts))
+
+
+def find_api_key(explicit: str | None = None, env_var: str = "", base_url: str = DEFAULT_BASE_URL) -> str | None:
+    """The key for ``base_url``: the one given, else the first set of ``env_var`` (when named) and
+    ``key_env_vars(base_url)`` (so ``OPENROUTER_API_KEY`` only for openrouter.ai, ``OPENAI_API_KEY`` only
+    for api.openai.com).
 
     >>> find_api_key("sk-given")
     'sk-given'
     """
     if explicit:
         return explicit
-    for name in ((env_var,) if env_var else ()) + KEY_ENV_VARS:
+    for name in ((env_var,) if env_var else ()) + key_env_vars(base_url):
         if os.environ.get(name):
             return os.environ[name]
     return None

@@ -36,7 +36,6 @@ import numpy as np
 
 from tabletop_rl.agents.llm.client import (
     DEFAULT_BASE_URL,
-    KEY_ENV_VARS,
     ChatBackend,
     ChatClient,
     ChatReply,
@@ -48,6 +47,7 @@ from tabletop_rl.agents.llm.client import (
     ResponseCache,
     RetrySettings,
     find_api_key,
+    key_env_vars,
 )
 from tabletop_rl.agents.registry import Option, make_policy
 from tabletop_rl.core.policy import BasePolicy, Policy
@@ -434,12 +434,16 @@ def chat_client(backend: Any, base_url: str, api_key: str | None, api_key_env: s
 
 
 def _api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
-    """The API key; a loopback server without one gets a placeholder (local servers ignore it)."""
-    key = find_api_key(explicit, env_var)
+    """The API key for ``base_url`` (``find_api_key``: a provider's variable only for its own host); a
+    loopback server without one gets a placeholder (local servers ignore it)."""
+    key = find_api_key(explicit, env_var, base_url)
     if key:
         return key
     if _is_loopback(base_url):
         return "no-key"
-    names = ", ".join(((env_var,) if env_var else ()) + KEY_ENV_VARS)
-    raise ValueError(f"no API key for {base_url}: set one of {names} (or api_key_env=NAME)")
+    names = ((env_var,) if env_var else ()) + key_env_vars(base_url)
+    if len(names) == 1:
+        raise ValueError(f"no API key for {base_url}: set {names[0]} or name the key's variable with "
+                         "api_key_env=NAME")
+    raise ValueError(f"no API key for {base_url}: set one of {', '.join(names)} (or api_key_env=NAME)")
 

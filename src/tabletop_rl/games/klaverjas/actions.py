@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from tabletop_rl.games.klaverjas import rules as R
 
+__all__ = ["MOVE_HELP", "move_id", "move_name"]
+
 _WORDS = {"pass": R.PASS, "accept": R.ACCEPT, "kraak": R.KRAAK, "rekraak": R.REKRAAK}
 _NAMES = {action: word for word, action in _WORDS.items()}
 

@@ -33,9 +33,11 @@ from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
 
-BID_THRESHOLD = 45
-KRAAK_THRESHOLD = 50
-REKRAAK_THRESHOLD = 75
+__all__ = ["HeuristicPolicy", "ModelPolicy", "bid_action", "heuristic_scores", "state_and_seat"]
+
+_BID_THRESHOLD = 45
+_KRAAK_THRESHOLD = 50
+_REKRAAK_THRESHOLD = 75
 
 
 def _mask(state: np.ndarray) -> np.ndarray:
@@ -58,10 +60,10 @@ def state_and_seat(info: Mapping[str, Any], policy: str) -> tuple[np.ndarray, in
 
 
 # --- trump choice ---------------------------------------------------------------------------------
-def suit_strength(hand: int, suit: int) -> int:
+def _suit_strength(hand: int, suit: int) -> int:
     """Trump points held in ``suit`` plus 10 per card of it.
 
-    >>> suit_strength(R.hand_of([R.card_id("JH"), R.card_id("9H")]), R.suit_id("H"))
+    >>> _suit_strength(R.hand_of([R.card_id("JH"), R.card_id("9H")]), R.suit_id("H"))
     54
     """
     cards = [c for c in R.cards_of(hand) if c >> 3 == suit]
@@ -72,15 +74,15 @@ def bid_action(state: np.ndarray, mask: np.ndarray) -> int:
     """The heuristic's trump-choice or kraken action (``mask`` is the legal mask of the seat to act)."""
     hand = int(state[R.HAND + state[R.CURRENT]])
     if int(state[R.PHASE]) == R.DOUBLING:
-        strength = suit_strength(hand, int(state[R.TRUMP]))
+        strength = _suit_strength(hand, int(state[R.TRUMP]))
         if mask[R.KRAAK]:
-            return R.KRAAK if strength >= KRAAK_THRESHOLD else R.PASS
-        return R.REKRAAK if strength >= REKRAAK_THRESHOLD else R.PASS
+            return R.KRAAK if strength >= _KRAAK_THRESHOLD else R.PASS
+        return R.REKRAAK if strength >= _REKRAAK_THRESHOLD else R.PASS
     if mask[R.ACCEPT]:
-        strong = suit_strength(hand, int(state[R.PROPOSED])) >= BID_THRESHOLD
+        strong = _suit_strength(hand, int(state[R.PROPOSED])) >= _BID_THRESHOLD
         return R.ACCEPT if strong or not mask[R.PASS] else R.PASS
-    suit = max(range(4), key=lambda s: suit_strength(hand, s))
-    if mask[R.PASS] and suit_strength(hand, suit) < BID_THRESHOLD:
+    suit = max(range(4), key=lambda s: _suit_strength(hand, s))
+    if mask[R.PASS] and _suit_strength(hand, suit) < _BID_THRESHOLD:
         return R.PASS
     return R.NAME_TRUMP + suit
 
@@ -132,7 +134,7 @@ def _lead_score(state: np.ndarray, seat: int, trump: int, card: int) -> tuple[fl
     return _cheapness(card, trump), "lead the cheapest card"
 
 
-def deciding_before_play(state: np.ndarray) -> bool:
+def _deciding_before_play(state: np.ndarray) -> bool:
     """Whether the seat to act chooses trump or (kraken) doubles rather than plays a card."""
     return int(state[R.PHASE]) in (R.BIDDING, R.DOUBLING)
 
@@ -142,7 +144,7 @@ class HeuristicPolicy(BasePolicy):
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, _ = state_and_seat(info, "heuristic")
-        if deciding_before_play(state):
+        if _deciding_before_play(state):
             return bid_action(state, mask)
         scores = heuristic_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
         return max(scores, key=lambda c: scores[c][0])
@@ -161,7 +163,7 @@ class ModelPolicy(BasePolicy):
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, _ = state_and_seat(info, "model")
-        if deciding_before_play(state):
+        if _deciding_before_play(state):
             return bid_action(state, mask)
         scores = self.model.card_scores(state, [int(a) for a in np.flatnonzero(mask[:R.NUM_CARDS])])
         return max(scores, key=lambda c: (scores[c], -c))

@@ -18,7 +18,9 @@ import numpy as np
 
 from tabletop_rl.games.klaverjas import rules as R
 
-TRIES = 200
+__all__ = ["determinize", "excluded_by_play", "hidden_constraints"]
+
+_TRIES = 200
 
 
 def excluded_by_play(before: list[int], card: int, trump: int, regime: int) -> int:
@@ -84,14 +86,14 @@ def hidden_constraints(state: np.ndarray, seat: int) -> tuple[list[int], list[in
     return allowed, counts
 
 
-def sample_hands(allowed: list[int], counts: list[int], rng: np.random.Generator) -> list[int]:
+def _sample_hands(allowed: list[int], counts: list[int], rng: np.random.Generator) -> list[int]:
     """Hands (card sets) dealing every unseen card to a seat that may hold it, ``counts[s]`` each;
     ``ValueError`` when no such deal is found (the record contradicts itself)."""
     cards = R.cards_of(int(np.bitwise_or.reduce(np.array(allowed, np.int64))))
     if sum(counts) != len(cards):
         raise ValueError(f"{len(cards)} unseen cards cannot fill hands of sizes {counts}")
     holders = {c: [s for s in range(4) if (allowed[s] >> c) & 1] for c in cards}
-    for _ in range(TRIES):
+    for _ in range(_TRIES):
         hands, room = [0] * 4, list(counts)
         order = sorted(cards, key=lambda c: (len(holders[c]), rng.random()))  # most constrained first
         for card in order:
@@ -110,7 +112,7 @@ def sample_hands(allowed: list[int], counts: list[int], rng: np.random.Generator
 def determinize(state: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray:
     """A copy of ``state`` with the other seats' hands re-dealt as ``seat`` could believe them."""
     allowed, counts = hidden_constraints(state, seat)
-    hands = sample_hands(allowed, counts, rng)
+    hands = _sample_hands(allowed, counts, rng)
     copy = state.copy()
     for s in range(4):
         if s != seat:

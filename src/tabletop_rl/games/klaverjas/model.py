@@ -2,7 +2,7 @@
 features, the network, save/load; its training is ``tabletop_rl.train.klaverjas_model``).
 
 The network scores one candidate card at a time: its input is the position as the seat to act sees it
-(``FEATURE_PARTS``) followed by the candidate card's own features (``CARD_PARTS``: which card, its rank,
+(``_FEATURE_PARTS``) followed by the candidate card's own features (``_CARD_PARTS``: which card, its rank,
 points, whether it takes the trick, whether anything unseen beats it, who may still hold its suit...),
 and it outputs one number; the legal cards' numbers, through a softmax, are the card scores and the
 policy plays the highest. One scorer shared by all cards learns from every position what makes a card
@@ -38,10 +38,13 @@ import numpy as np
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
 
+__all__ = ["CARD_FEATURES", "FEATURES", "FORMAT", "MLP", "STATE_FEATURES", "View", "canonical", "card_features",
+           "features", "load", "packaged_model_path", "played_before", "save", "suit_order"]
+
 FORMAT = "tabletop_rl.klaverjas.mlp/3"
-CARD_ORDER = " ".join(R.card_name(c) for c in range(R.NUM_CARDS))
+_CARD_ORDER = " ".join(R.card_name(c) for c in range(R.NUM_CARDS))
 #: Position inputs in order: (name, size); cards are canonical (``canonical``), seats relative to the seat to act.
-FEATURE_PARTS = (
+_FEATURE_PARTS = (
     ("hand", 32),             # cards the seat holds
     ("legal", 32),            # the cards it may play now
     ("trick", 96),            # the trick in progress: cards of the left player, partner, right player
@@ -58,7 +61,7 @@ FEATURE_PARTS = (
     ("rules", 2),             # Amsterdam follow rules; forced undertrumping
 )
 #: Candidate-card inputs in order: (name, size).
-CARD_PARTS = (
+_CARD_PARTS = (
     ("card", 32),             # the canonical card
     ("rank", 8),              # its rank (7 8 9 10 J Q K A), shared by the suits
     ("kind", 3),              # trump; of the led suit; a trump onto a plain lead (a ruff)
@@ -69,11 +72,11 @@ CARD_PARTS = (
     ("may_hold_suit", 3),     # left, partner, right may still hold a card of its suit
     ("may_hold_higher", 3),   # ... a card of its suit that beats it
 )
-STATE_FEATURES = sum(size for _, size in FEATURE_PARTS)
-CARD_FEATURES = sum(size for _, size in CARD_PARTS)
+STATE_FEATURES = sum(size for _, size in _FEATURE_PARTS)
+CARD_FEATURES = sum(size for _, size in _CARD_PARTS)
 FEATURES = STATE_FEATURES + CARD_FEATURES  # the network's input size
-_AT = dict(zip((name for name, _ in FEATURE_PARTS), np.cumsum([0] + [size for _, size in FEATURE_PARTS])))
-_CARD_AT = dict(zip((name for name, _ in CARD_PARTS), np.cumsum([0] + [size for _, size in CARD_PARTS])))
+_AT = dict(zip((name for name, _ in _FEATURE_PARTS), np.cumsum([0] + [size for _, size in _FEATURE_PARTS])))
+_CARD_AT = dict(zip((name for name, _ in _CARD_PARTS), np.cumsum([0] + [size for _, size in _CARD_PARTS])))
 
 
 def suit_order(state: np.ndarray) -> list[int]:
@@ -152,7 +155,7 @@ def _set_cards(x: np.ndarray, at: int, cards: int, order: list[int]) -> None:
 
 
 def features(view: View) -> np.ndarray:
-    """The position inputs of the seat to act (layout ``FEATURE_PARTS``)."""
+    """The position inputs of the seat to act (layout ``_FEATURE_PARTS``)."""
     state, order, seat, trump, n, table = view.state, view.order, view.seat, view.trump, view.n, view.table
     x = np.zeros(STATE_FEATURES, np.float32)
     _set_cards(x, _AT["hand"], view.hand, order)
@@ -185,7 +188,7 @@ def features(view: View) -> np.ndarray:
 
 
 def card_features(view: View, cards: list[int]) -> np.ndarray:
-    """The candidate-card inputs (layout ``CARD_PARTS``) of each of ``cards``."""
+    """The candidate-card inputs (layout ``_CARD_PARTS``) of each of ``cards``."""
     trump, n, table = view.trump, view.n, view.table
     led = int(table[0]) >> 3 if n else -1
     winning = R.winning_position(table, n, trump) if n else 0
@@ -249,7 +252,7 @@ class MLP:
 def save(model: MLP, path: str | Path) -> None:
     """Write ``model`` as plain text (see the module docstring)."""
     sizes = [model.weights[0].shape[0]] + [w.shape[1] for w in model.weights]
-    lines = [f"format: {FORMAT}", f"cards: {CARD_ORDER}", f"input_size: {sizes[0]}",
+    lines = [f"format: {FORMAT}", f"cards: {_CARD_ORDER}", f"input_size: {sizes[0]}",
              f"layers: {' '.join(map(str, sizes))}", f"created: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
              f"training: {json.dumps(model.meta, sort_keys=True)}"]
     for i, (w, b) in enumerate(zip(model.weights, model.biases)):
@@ -265,7 +268,7 @@ def load(path: str | Path) -> MLP:
     try:
         lines = Path(path).read_text().splitlines()
         header = dict(line.split(": ", 1) for line in lines[:6])
-        if header.get("format") != FORMAT or header.get("cards") != CARD_ORDER:
+        if header.get("format") != FORMAT or header.get("cards") != _CARD_ORDER:
             raise ValueError("not a klaverjas MLP of this version (format/cards header)")
         sizes = [int(s) for s in header["layers"].split()]
         if sizes[0] != FEATURES or sizes[-1] != 1:

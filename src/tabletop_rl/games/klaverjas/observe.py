@@ -10,6 +10,8 @@ import numpy as np
 
 from tabletop_rl.games.klaverjas import rules as R
 
+__all__ = ["OBS_PARTS", "OBS_SIZE", "end_rewards", "observe"]
+
 #: Observation parts in order: (name, size). Seats are relative to the observer.
 OBS_PARTS = (
     ("hand", 32),                 # cards the observer holds
@@ -68,7 +70,7 @@ def observe(state: np.ndarray, seat: int) -> np.ndarray:
     obs[o:o + 4] = [state[R.CARD_POINTS + us] / 162, state[R.CARD_POINTS + them] / 162,
                     state[R.ROEM + us] / 200, state[R.ROEM + them] / 200]
     o = _OFFSETS["match"]
-    obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000, match_left(state)]
+    obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000, _match_left(state)]
     obs[_OFFSETS["amsterdam"]] = float(state[R.RULES] == R.AMSTERDAM)
     obs[_OFFSETS["passes"]] = min(int(state[R.PASSES]), 4) / 4
     _one_hot(obs, "multiplier", {1: 0, 2: 1, 4: 2}.get(int(state[R.MULTIPLIER]), -1))
@@ -82,11 +84,11 @@ def observe(state: np.ndarray, seat: int) -> np.ndarray:
     return obs
 
 
-def match_left(state: np.ndarray) -> float:
+def _match_left(state: np.ndarray) -> float:
     """The fraction of the match still to play: deals left / deals, or for a target match the leading
     team's distance to the target / target.
 
-    >>> match_left(R.new_state(deals=4)), match_left(R.new_state(target=1500))
+    >>> _match_left(R.new_state(deals=4)), _match_left(R.new_state(target=1500))
     (1.0, 1.0)
     """
     target = int(state[R.TARGET])

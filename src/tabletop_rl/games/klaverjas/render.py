@@ -11,6 +11,8 @@ import numpy as np
 
 from tabletop_rl.games.klaverjas import rules as R
 
+__all__ = ["render_text"]
+
 
 def render_text(state: np.ndarray, viewer: int | None = None) -> str:
     """The match as text for ``viewer`` (a seat sees its own hand; ``None``, a spectator, sees none)."""

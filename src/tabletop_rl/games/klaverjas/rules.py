@@ -23,6 +23,27 @@ from numba import njit, prange
 
 from tabletop_rl.core.kernels import below, pick_legal, shuffle, splitmix64
 
+__all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIONS", "ALL_PASS_REDEAL",
+           "ALL_PASS_SECOND_PROPOSAL", "AMSTERDAM", "BIDDING", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO",
+           "DEAL_SCORE", "DEAL_TOTAL", "DECLARED_STUK", "DE_BRUIJN", "DE_BRUIJN_INDEX", "DOUBLING", "DOUBLING_TURN",
+           "FIRST_LEAD", "FIRST_LEADS", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM",
+           "FORCED_FOREHAND", "FOREHAND", "FREE_WITH_PASS", "HAND", "IN_TRICK", "KING", "KRAAK", "KRAKEN",
+           "LAST_TRICK_BONUS", "LEADER", "LEAD_FOREHAND", "LEAD_MAKER", "MAKER", "MASK32", "MATCH_SCORE",
+           "MULTIPLIER", "NAME_TRUMP", "NUM_ACTIONS", "NUM_CARDS", "NUM_DEALS_AT", "OVER", "PASS", "PASSES", "PHASE",
+           "PHASE_NAMES", "PIT_BONUS", "PIT_FOR_DEFENDERS", "PLAIN_POINTS", "PLAIN_STRENGTH", "PLAY", "PLAYING",
+           "PROPOSALS", "PROPOSED", "PROPOSED_SUIT", "QUARTETS", "QUARTET_PRESETS", "QUEEN", "RANKS", "REKRAAK",
+           "RNG", "ROEM", "ROTTERDAM", "RULES", "RULE_SETS", "RUN3_STARTS", "RUN4_STARTS", "SCHEME", "STATE_DTYPE",
+           "STATE_SIZE", "STUK_DECLARED", "STUK_MODE", "STUK_MODES", "STUK_ROEM", "STUK_SAME_TRICK", "SUITS",
+           "TARGET", "TRICK", "TRICKS_PER_DEAL", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "TRUMP_POINTS",
+           "TRUMP_SCHEMES", "TRUMP_STRENGTH", "UNDERTRUMP", "UNDERTRUMP_FORBIDDEN", "UNDERTRUMP_FORCED",
+           "UNDERTRUMP_OPTIONS", "WINNER", "apply_action", "card_id", "card_name", "card_points", "cards_of",
+           "checked_step", "current_trick", "follow_regime", "hand_of", "legal_cards", "legal_mask",
+           "legal_masks_batch", "lowest_card", "match_over", "new_state", "new_states", "open_play", "option_index",
+           "options_row", "play_random", "play_random_batch", "player_of", "position", "quartet_table",
+           "random_below", "rank_of", "reset_batch", "reset_state", "score_deal", "seat_view", "seed_rng",
+           "step_batch", "strength", "suit_id", "suit_of", "team_of", "trick_points", "trick_roem",
+           "winning_position"]
+
 # --- cards -----------------------------------------------------------------------------
 SUITS = "CDHS"
 RANKS = ("7", "8", "9", "10", "J", "Q", "K", "A")
@@ -141,7 +162,7 @@ def rank_of(card):
 
 
 @njit(cache=True, inline="always")
-def suit_cards(suit):
+def _suit_cards(suit):
     return np.int64(0xFF) << np.int64(8 * suit)
 
 
@@ -168,7 +189,7 @@ def team_of(seat):
 
 
 @njit(cache=True, inline="always")
-def popcount(x):
+def _popcount(x):
     n = 0
     while x:
         x &= x - 1
@@ -231,8 +252,8 @@ def legal_cards(hand, cards, n, trump, regime):
     if n == 0:
         return hand
     led = suit_of(cards[0])
-    follow = hand & suit_cards(led)
-    trumps = hand & suit_cards(trump)
+    follow = hand & _suit_cards(led)
+    trumps = hand & _suit_cards(trump)
     best_trump = 0
     for k in range(n):
         if suit_of(cards[k]) == trump:
@@ -319,7 +340,7 @@ def legal_mask(state, mask):
 
 # --- RNG (splitmix64, shared with the other games: tabletop_rl.core.kernels) ---------------------------
 @njit(cache=True, inline="always")
-def load_rng(state):
+def _load_rng(state):
     """The match's generator state, from its two 32-bit RNG words, as the ``uint64[1]`` the kernels take."""
     rng = np.empty(1, np.uint64)
     rng[0] = np.uint64(state[RNG]) | (np.uint64(state[RNG + 1]) << np.uint64(32))
@@ -327,7 +348,7 @@ def load_rng(state):
 
 
 @njit(cache=True, inline="always")
-def store_rng(state, rng):
+def _store_rng(state, rng):
     state[RNG] = np.int64(rng[0] & np.uint64(MASK32))
     state[RNG + 1] = np.int64(rng[0] >> np.uint64(32))
 
@@ -335,9 +356,9 @@ def store_rng(state, rng):
 @njit(cache=True)
 def random_below(state, n):
     """Uniform int in [0, n) from the match's RNG words."""
-    rng = load_rng(state)
+    rng = _load_rng(state)
     r = below(rng, n)
-    store_rng(state, rng)
+    _store_rng(state, rng)
     return r
 
 
@@ -378,13 +399,13 @@ def _propose_suit(state):
 
 
 @njit(cache=True)
-def deal(state):
+def _deal(state):
     """Shuffle and deal 8 cards to each seat for the current dealer; open the bidding."""
     _clear_deal(state)
     order = np.arange(NUM_CARDS)
-    rng = load_rng(state)
+    rng = _load_rng(state)
     shuffle(order, rng)
-    store_rng(state, rng)
+    _store_rng(state, rng)
     for s in range(4):
         hand = np.int64(0)
         for i in range(8 * s, 8 * s + 8):
@@ -398,7 +419,7 @@ def deal(state):
 
 
 @njit(cache=True)
-def start_play(state, trump, maker):
+def _start_play(state, trump, maker):
     """Fix trump and the maker; with kraken the defenders may first double, else play starts."""
     state[TRUMP] = trump
     state[MAKER] = maker
@@ -445,10 +466,10 @@ def _double(state, action):
 def _bid(state, action):
     seat = state[CURRENT]
     if action == ACCEPT:
-        start_play(state, state[PROPOSED], seat)
+        _start_play(state, state[PROPOSED], seat)
         return
     if action != PASS:
-        start_play(state, action - NAME_TRUMP, seat)
+        _start_play(state, action - NAME_TRUMP, seat)
         return
     state[PASSES] += 1
     state[CURRENT] = (seat + 1) % 4
@@ -456,7 +477,7 @@ def _bid(state, action):
         return
     option = state[ALL_PASS]
     if option == ALL_PASS_REDEAL or (option == ALL_PASS_SECOND_PROPOSAL and state[PROPOSALS] >= 2):
-        deal(state)  # thrown in: the same dealer deals again
+        _deal(state)  # thrown in: the same dealer deals again
     elif option == ALL_PASS_SECOND_PROPOSAL:
         _propose_suit(state)
     # ALL_PASS_FORCED: PASSES stays 4 and forehand (next after the fourth pass) must choose
@@ -518,7 +539,7 @@ def _finish_deal(state):
         state[PHASE] = OVER
         return
     state[DEALER] = (state[DEALER] + 1) % 4
-    deal(state)
+    _deal(state)
 
 
 @njit(cache=True)
@@ -597,7 +618,7 @@ def reset_state(state, seed):
             state[i] = 0
     state[DEALER] = 3
     seed_rng(state, seed)
-    deal(state)
+    _deal(state)
 
 
 @njit(cache=True)

@@ -38,33 +38,37 @@ from numba import njit
 
 from tabletop_rl.games.klaverjas import rules as R
 
+__all__ = ["C_CONTEXT", "C_QUARTETS", "C_REGIME", "C_SIZE", "C_STUK_IN_TRICK", "C_STUK_SEAT", "C_TRUMP", "INF",
+           "card_values", "card_values_of", "deal_value", "new_table"]
+
 INF = 1 << 30
-TABLE_BITS = 20
+_TABLE_BITS = 20
 # table columns: two key words, context, lower and upper bound (relative to the score so far), best card
-T_KEY0, T_KEY1, T_CONTEXT, T_LOWER, T_UPPER, T_BEST, T_SIZE = range(7)
-# configuration of one solve (``solver_config``): trump, follow regime, stuk counted in the trick,
+_T_KEY0, _T_KEY1, _T_CONTEXT, _T_LOWER, _T_UPPER, _T_BEST, _T_SIZE = range(7)
+# configuration of one solve (``_solver_config``): trump, follow regime, stuk counted in the trick,
 # seat that scores a stuk declared from hand (-1 none), the table context of all these, quartet roem by rank
 C_TRUMP, C_REGIME, C_STUK_IN_TRICK, C_STUK_SEAT, C_CONTEXT, C_QUARTETS, C_SIZE = 0, 1, 2, 3, 4, 5, 13
-# search stack columns; S_MOVES holds up to 8 ordered cards
-(S_LEADER, S_TRICK, S_N, S_BASE, S_ALPHA, S_BETA, S_ALPHA0, S_BETA0, S_BEST, S_BEST_CARD, S_CARD, S_SLOT,
- S_VALUE, S_COUNT, S_NEXT, S_MOVES) = range(16)
-S_SCORES = S_MOVES + 8  # their ordering scores
-S_SIZE = S_SCORES + 8
+# search stack columns; _S_MOVES holds up to 8 ordered cards
+(_S_LEADER, _S_TRICK, _S_N, _S_BASE, _S_ALPHA, _S_BETA, _S_ALPHA0, _S_BETA0, _S_BEST, _S_BEST_CARD, _S_CARD, _S_SLOT,
+ _S_VALUE, _S_COUNT, _S_NEXT, _S_MOVES) = range(16)
+_S_SCORES = _S_MOVES + 8  # their ordering scores
+_S_SIZE = _S_SCORES + 8
 
 
-def new_table(bits: int = TABLE_BITS) -> np.ndarray:
-    """A transposition table for ``alpha_beta`` (2**bits rows; valid across deals and rule sets).
+def new_table(bits: int = _TABLE_BITS) -> np.ndarray:
+    """A transposition table for ``card_values`` and ``deal_value`` (2**bits rows; valid across deals and rule
+    sets).
 
     >>> new_table(4).shape
     (16, 6)
     """
-    table = np.zeros((1 << bits, T_SIZE), np.int64)
-    table[:, T_CONTEXT] = -1
+    table = np.zeros((1 << bits, _T_SIZE), np.int64)
+    table[:, _T_CONTEXT] = -1
     return table
 
 
 @njit(cache=True)
-def solver_config(state):
+def _solver_config(state):
     """The rule configuration of a solve from ``state`` (its hands and record): trump, follow regime, how
     stuk counts, and for ``stuk_mode="declared_from_hand"`` the seat that will score it (it holds both
     K and Q of trump, or holds one and played the other)."""
@@ -185,16 +189,16 @@ def _equivalents(legal, foreign, cfg):
 
 @njit(cache=True)
 def _fill_moves(node, hands, played, t, n, seat, cfg, first):
-    """Ordered, equivalence-pruned legal cards of ``seat`` into ``node[S_MOVES:]``; ``first``: a card
+    """Ordered, equivalence-pruned legal cards of ``seat`` into ``node[_S_MOVES:]``; ``first``: a card
     to try first (the table's best), -1 none. Order (higher first): take the trick cheaply, smear
     points as last to play on a trick the partner holds, else go low; a lead tries high plain cards
     first. (Orders tried on first-trick deals: this one needs about half the nodes of "strongest first".)"""
     trump = cfg[C_TRUMP]
     legal = R.legal_cards(hands[seat], played[4 * t:4 * t + 4], n, trump, cfg[C_REGIME])
-    node[S_NEXT] = 0
+    node[_S_NEXT] = 0
     if legal & (legal - 1) == 0:
-        node[S_MOVES] = R.lowest_card(legal)
-        node[S_COUNT] = 1
+        node[_S_MOVES] = R.lowest_card(legal)
+        node[_S_COUNT] = 1
         return
     foreign = _foreign(hands, played, t, n, seat)
     led, best, partner = -1, 0, False
@@ -224,43 +228,43 @@ def _fill_moves(node, hands, played, t, n, seat, cfg, first):
             else:
                 score = 50 - points - mine
         i = count
-        while i > 0 and node[S_SCORES + i - 1] < score:
-            node[S_SCORES + i] = node[S_SCORES + i - 1]
-            node[S_MOVES + i] = node[S_MOVES + i - 1]
+        while i > 0 and node[_S_SCORES + i - 1] < score:
+            node[_S_SCORES + i] = node[_S_SCORES + i - 1]
+            node[_S_MOVES + i] = node[_S_MOVES + i - 1]
             i -= 1
-        node[S_SCORES + i] = score
-        node[S_MOVES + i] = card
+        node[_S_SCORES + i] = score
+        node[_S_MOVES + i] = card
         count += 1
-    node[S_COUNT] = count
+    node[_S_COUNT] = count
 
 
 @njit(cache=True)
 def _enter(st, d, hands, played, leader, t, n, base, alpha, beta, cfg, table):
-    """Open node ``d`` of the search stack; return True with ``st[d, S_VALUE]`` set when the table answers."""
+    """Open node ``d`` of the search stack; return True with ``st[d, _S_VALUE]`` set when the table answers."""
     node = st[d]
-    node[S_SLOT] = -1
+    node[_S_SLOT] = -1
     first = -1
     if n == 0:
         context = cfg[C_CONTEXT] + leader
         slot = _slot(hands, context, table.shape[0])
         row = table[slot]
-        if row[T_KEY0] == hands[0] | (hands[1] << 32) and row[T_KEY1] == hands[2] | (hands[3] << 32) \
-                and row[T_CONTEXT] == context:
-            lower, upper = row[T_LOWER] + base, row[T_UPPER] + base
+        if row[_T_KEY0] == hands[0] | (hands[1] << 32) and row[_T_KEY1] == hands[2] | (hands[3] << 32) \
+                and row[_T_CONTEXT] == context:
+            lower, upper = row[_T_LOWER] + base, row[_T_UPPER] + base
             if lower >= beta or lower == upper:
-                node[S_VALUE] = lower
+                node[_S_VALUE] = lower
                 return True
             if upper <= alpha:
-                node[S_VALUE] = upper
+                node[_S_VALUE] = upper
                 return True
             alpha, beta = max(alpha, lower), min(beta, upper)
-            first = row[T_BEST]
-        node[S_SLOT] = slot
+            first = row[_T_BEST]
+        node[_S_SLOT] = slot
     seat = (leader + n) % 4
-    node[S_LEADER], node[S_TRICK], node[S_N], node[S_BASE] = leader, t, n, base
-    node[S_ALPHA], node[S_BETA], node[S_ALPHA0], node[S_BETA0] = alpha, beta, alpha, beta
-    node[S_BEST] = -INF if seat % 2 == 0 else INF
-    node[S_BEST_CARD] = -1
+    node[_S_LEADER], node[_S_TRICK], node[_S_N], node[_S_BASE] = leader, t, n, base
+    node[_S_ALPHA], node[_S_BETA], node[_S_ALPHA0], node[_S_BETA0] = alpha, beta, alpha, beta
+    node[_S_BEST] = -INF if seat % 2 == 0 else INF
+    node[_S_BEST_CARD] = -1
     _fill_moves(node, hands, played, t, n, seat, cfg, first)
     if n == 3 and t < 6:
         return _transposition_cutoff(node, hands, played, leader, t, base, alpha, beta, cfg, table)
@@ -272,22 +276,22 @@ def _transposition_cutoff(node, hands, played, leader, t, base, alpha, beta, cfg
     """Before searching the last card of a trick, look up the trick-start positions each card leads to:
     one whose known bound already refutes the window answers the node (enhanced transposition cutoff)."""
     seat = (leader + 3) % 4
-    for i in range(node[S_COUNT]):
-        card = node[S_MOVES + i]
+    for i in range(node[_S_COUNT]):
+        card = node[_S_MOVES + i]
         hands[seat] ^= np.int64(1) << card
         played[4 * t + 3] = card
         winner, gain = _trick_gain(played, t, leader, cfg)
         child_base = base + _declared_stuk(hands[seat], seat, card, cfg) + (gain if winner % 2 == 0 else -gain)
         row = table[_slot(hands, cfg[C_CONTEXT] + winner, table.shape[0])]
-        hit = row[T_KEY0] == hands[0] | (hands[1] << 32) and row[T_KEY1] == hands[2] | (hands[3] << 32) \
-            and row[T_CONTEXT] == cfg[C_CONTEXT] + winner
+        hit = row[_T_KEY0] == hands[0] | (hands[1] << 32) and row[_T_KEY1] == hands[2] | (hands[3] << 32) \
+            and row[_T_CONTEXT] == cfg[C_CONTEXT] + winner
         hands[seat] |= np.int64(1) << card
         if hit:
-            if seat % 2 == 0 and row[T_LOWER] + child_base >= beta:
-                node[S_VALUE] = row[T_LOWER] + child_base
+            if seat % 2 == 0 and row[_T_LOWER] + child_base >= beta:
+                node[_S_VALUE] = row[_T_LOWER] + child_base
                 return True
-            if seat % 2 == 1 and row[T_UPPER] + child_base <= alpha:
-                node[S_VALUE] = row[T_UPPER] + child_base
+            if seat % 2 == 1 and row[_T_UPPER] + child_base <= alpha:
+                node[_S_VALUE] = row[_T_UPPER] + child_base
                 return True
     return False
 
@@ -296,16 +300,16 @@ def _transposition_cutoff(node, hands, played, leader, t, base, alpha, beta, cfg
 def _store(table, node, hands, cfg):
     """Record a searched trick-start node as bounds (fail-soft: a result outside the window is a bound),
     merged with what the table knew of the same position."""
-    row = table[node[S_SLOT]]
-    key0, key1, context = hands[0] | (hands[1] << 32), hands[2] | (hands[3] << 32), cfg[C_CONTEXT] + node[S_LEADER]
-    if row[T_KEY0] != key0 or row[T_KEY1] != key1 or row[T_CONTEXT] != context:
-        row[T_KEY0], row[T_KEY1], row[T_CONTEXT], row[T_LOWER], row[T_UPPER] = key0, key1, context, -INF, INF
-    best, value = node[S_BEST], node[S_BEST] - node[S_BASE]
-    if best > node[S_ALPHA0]:
-        row[T_LOWER] = max(row[T_LOWER], value) if best >= node[S_BETA0] else value
-    if best < node[S_BETA0]:
-        row[T_UPPER] = min(row[T_UPPER], value) if best <= node[S_ALPHA0] else value
-    row[T_BEST] = node[S_BEST_CARD]
+    row = table[node[_S_SLOT]]
+    key0, key1, context = hands[0] | (hands[1] << 32), hands[2] | (hands[3] << 32), cfg[C_CONTEXT] + node[_S_LEADER]
+    if row[_T_KEY0] != key0 or row[_T_KEY1] != key1 or row[_T_CONTEXT] != context:
+        row[_T_KEY0], row[_T_KEY1], row[_T_CONTEXT], row[_T_LOWER], row[_T_UPPER] = key0, key1, context, -INF, INF
+    best, value = node[_S_BEST], node[_S_BEST] - node[_S_BASE]
+    if best > node[_S_ALPHA0]:
+        row[_T_LOWER] = max(row[_T_LOWER], value) if best >= node[_S_BETA0] else value
+    if best < node[_S_BETA0]:
+        row[_T_UPPER] = min(row[_T_UPPER], value) if best <= node[_S_ALPHA0] else value
+    row[_T_BEST] = node[_S_BEST_CARD]
 
 
 @njit(cache=True)
@@ -321,12 +325,12 @@ def _last_trick(hands, played, leader, cfg):
 
 
 @njit(cache=True)
-def alpha_beta(hands, played, n, leader, t, alpha, beta, cfg, table, counter):
+def _alpha_beta(hands, played, n, leader, t, alpha, beta, cfg, table, counter):
     """Fail-soft value (team 0 minus team 1) of the rest of the deal with ``n`` cards of trick ``t`` on the
     table (``played[4t:4t+n]``), ``leader`` having led it; ``hands`` are the four open hands (restored on
-    return), ``cfg`` from ``solver_config``. Iterative (an explicit stack): numba's cache cannot hold
+    return), ``cfg`` from ``_solver_config``. Iterative (an explicit stack): numba's cache cannot hold
     recursive functions safely. ``counter[0]`` counts the cards tried."""
-    st = np.zeros((33, S_SIZE), np.int64)
+    st = np.zeros((33, _S_SIZE), np.int64)
     base = 0
     if n == 4:  # a complete trick on the table: score it, then search from the next lead
         leader, gain = _trick_gain(played, t, leader, cfg)
@@ -336,19 +340,19 @@ def alpha_beta(hands, played, n, leader, t, alpha, beta, cfg, table, counter):
         t, n = t + 1, 0
     d = 0
     if _enter(st, 0, hands, played, leader, t, n, base, alpha, beta, cfg, table):
-        return st[0, S_VALUE]
+        return st[0, _S_VALUE]
     while True:
         node = st[d]
-        leader, t, n = node[S_LEADER], node[S_TRICK], node[S_N]
+        leader, t, n = node[_S_LEADER], node[_S_TRICK], node[_S_N]
         seat = (leader + n) % 4
-        if node[S_NEXT] < node[S_COUNT] and node[S_ALPHA] < node[S_BETA]:
+        if node[_S_NEXT] < node[_S_COUNT] and node[_S_ALPHA] < node[_S_BETA]:
             counter[0] += 1
-            card = node[S_MOVES + node[S_NEXT]]
-            node[S_NEXT] += 1
-            node[S_CARD] = card
+            card = node[_S_MOVES + node[_S_NEXT]]
+            node[_S_NEXT] += 1
+            node[_S_CARD] = card
             hands[seat] ^= np.int64(1) << card
             played[4 * t + n] = card
-            child_base = node[S_BASE] + _declared_stuk(hands[seat], seat, card, cfg)
+            child_base = node[_S_BASE] + _declared_stuk(hands[seat], seat, card, cfg)
             if n < 3:
                 child_leader, child_t, child_n = leader, t, n + 1
             else:
@@ -360,40 +364,40 @@ def alpha_beta(hands, played, n, leader, t, alpha, beta, cfg, table, counter):
             elif child_t == 7 and child_n == 0:
                 value = child_base + _last_trick(hands, played, child_leader, cfg)
             elif _enter(st, d + 1, hands, played, child_leader, child_t, child_n, child_base,
-                        node[S_ALPHA], node[S_BETA], cfg, table):
-                value = st[d + 1, S_VALUE]
+                        node[_S_ALPHA], node[_S_BETA], cfg, table):
+                value = st[d + 1, _S_VALUE]
             else:
                 d += 1
                 continue
         else:
-            value = node[S_BEST]
-            if node[S_SLOT] >= 0:
+            value = node[_S_BEST]
+            if node[_S_SLOT] >= 0:
                 _store(table, node, hands, cfg)
             if d == 0:
                 return value
             d -= 1
             node = st[d]
-            seat = (node[S_LEADER] + node[S_N]) % 4
-        hands[seat] |= np.int64(1) << node[S_CARD]
+            seat = (node[_S_LEADER] + node[_S_N]) % 4
+        hands[seat] |= np.int64(1) << node[_S_CARD]
         if seat % 2 == 0:
-            if value > node[S_BEST]:
-                node[S_BEST], node[S_BEST_CARD] = value, node[S_CARD]
-            node[S_ALPHA] = max(node[S_ALPHA], value)
+            if value > node[_S_BEST]:
+                node[_S_BEST], node[_S_BEST_CARD] = value, node[_S_CARD]
+            node[_S_ALPHA] = max(node[_S_ALPHA], value)
         else:
-            if value < node[S_BEST]:
-                node[S_BEST], node[S_BEST_CARD] = value, node[S_CARD]
-            node[S_BETA] = min(node[S_BETA], value)
+            if value < node[_S_BEST]:
+                node[_S_BEST], node[_S_BEST_CARD] = value, node[_S_CARD]
+            node[_S_BETA] = min(node[_S_BETA], value)
 
 
 @njit(cache=True)
-def exact_value(hands, played, n, leader, t, guess, cfg, table, counter):
+def _exact_value(hands, played, n, leader, t, guess, cfg, table, counter):
     """The exact value of a position by null-window searches: from ``guess``, widening steps until the
     value is bracketed, then bisection; each test answers "at least x?" and the table keeps its bounds.
     (Values are always even: they are differences of two team totals that add up to an even sum.)"""
     lower, upper = -INF, INF
     test, step = guess, 16
     while lower < upper:
-        g = alpha_beta(hands, played, n, leader, t, test - 1, test, cfg, table, counter)
+        g = _alpha_beta(hands, played, n, leader, t, test - 1, test, cfg, table, counter)
         if g < test:
             upper = g
         else:
@@ -419,18 +423,18 @@ def card_values(state, out, table, counter):
     played = state[R.TRICK:R.TRICK + 32].copy()
     t, n = state[R.TRICK_NO], state[R.IN_TRICK]
     leader, seat = state[R.LEADER + t], state[R.CURRENT]
-    cfg = solver_config(state)
+    cfg = _solver_config(state)
     sign = 1 if seat % 2 == 0 else -1
-    root = np.zeros(S_SIZE, np.int64)
+    root = np.zeros(_S_SIZE, np.int64)
     _fill_moves(root, hands, played, t, n, seat, cfg, -1)
     guess = 0
-    for i in range(root[S_COUNT]):
-        card = root[S_MOVES + i]
+    for i in range(root[_S_COUNT]):
+        card = root[_S_MOVES + i]
         bit = np.int64(1) << card
         hands[seat] ^= bit
         played[4 * t + n] = card
         gain = _declared_stuk(hands[seat], seat, card, cfg)
-        guess = exact_value(hands, played, n + 1, leader, t, guess - gain, cfg, table, counter) + gain
+        guess = _exact_value(hands, played, n + 1, leader, t, guess - gain, cfg, table, counter) + gain
         out[card] = sign * guess
         hands[seat] |= bit
     _copy_equivalents(out, hands, played, t, n, seat, cfg)
@@ -456,7 +460,7 @@ def deal_value(state, table, counter):
     hands = state[R.HAND:R.HAND + 4].copy()
     played = state[R.TRICK:R.TRICK + 32].copy()
     t = state[R.TRICK_NO]
-    return exact_value(hands, played, state[R.IN_TRICK], state[R.LEADER + t], t, 0, solver_config(state), table,
+    return _exact_value(hands, played, state[R.IN_TRICK], state[R.LEADER + t], t, 0, _solver_config(state), table,
                        counter)
 
 

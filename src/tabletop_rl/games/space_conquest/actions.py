@@ -28,6 +28,9 @@ import numpy as np
 
 from tabletop_rl.games.space_conquest import rules as R
 
+__all__ = ["MOVE_HELP", "OrderCheck", "check_orders", "describe_orders", "event_dict", "move_dict", "possible_event",
+           "star_index"]
+
 _BY_NAME = {name.lower(): i for i, name in enumerate(R.STAR_NAMES)}
 _BY_NAME.update({letter.lower(): i for i, letter in enumerate(R.LETTERS)})
 
@@ -68,7 +71,7 @@ def star_index(name: Any) -> int:
     raise ValueError(f"unknown star {name!r} (stars are A-{R.LETTERS[-1]})")
 
 
-def parse_moves(orders: Any) -> list[Any]:
+def _parse_moves(orders: Any) -> list[Any]:
     """The list of moves in an orders object or its JSON text; ``ValueError`` when the shape is wrong."""
     if isinstance(orders, (str, bytes)):
         try:
@@ -102,7 +105,7 @@ def check_orders(state: np.ndarray, player: int, orders: Any) -> OrderCheck:
     """Validate ``orders`` for seat ``player`` against the position in ``state`` (see the module doc)."""
     check = OrderCheck()
     try:
-        moves = parse_moves(orders)
+        moves = _parse_moves(orders)
     except ValueError as e:
         check.errors.append({"index": None, "message": str(e)})
         check.rejected_all = True
@@ -136,7 +139,7 @@ def describe_orders(orders: Any) -> str:
     ('A->F 3', 'no orders')
     """
     try:
-        moves = parse_moves({"moves": []} if orders is None else orders)
+        moves = _parse_moves({"moves": []} if orders is None else orders)
     except ValueError:
         return f"unreadable orders {str(orders)[:60]!r}"
     return ", ".join(f"{m.get('from')}->{m.get('to')} {m.get('ships')}" if isinstance(m, dict) else repr(m)

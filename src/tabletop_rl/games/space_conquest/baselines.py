@@ -25,8 +25,10 @@ from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
-UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
-UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
+__all__ = ["HeuristicPolicy", "RandomPolicy", "SpaceConquestPolicy", "plan_orders", "play_match", "policy_orders"]
+
+_UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
+_UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
 
 
 class SpaceConquestPolicy(SeededPolicy):
@@ -48,7 +50,7 @@ class SpaceConquestPolicy(SeededPolicy):
 
 # --- random ---------------------------------------------------------------------------------------
 @njit(cache=True)
-def sample_masked(flat_mask, rng, action):
+def _sample_masked(flat_mask, rng, action):
     """Per action dimension, a uniform choice among the values the mask allows."""
     start = 0
     for d in range(O.ACTION_NVEC.size):
@@ -85,7 +87,7 @@ class RandomPolicy(SpaceConquestPolicy):
         if isinstance(action_mask, tuple):  # gymnasium's per-dimension form
             action_mask = np.concatenate(action_mask)
         action = np.zeros(O.ACTION_NVEC.size, np.int64)
-        sample_masked(np.asarray(action_mask, np.int8), self._rng, action)
+        _sample_masked(np.asarray(action_mask, np.int8), self._rng, action)
         return action
 
 
@@ -118,7 +120,7 @@ def _threat(star: Mapping[str, Any], stars: list[Mapping[str, Any]]) -> float:
 
 def _needed(star: Mapping[str, Any], turn: int, travel: int, margin: int) -> int:
     """Ships to send so that the survivors of the fight still hold the star (survivors >= RU)."""
-    ru = star["ru"] if star["ru"] is not None else UNKNOWN_GARRISON
+    ru = star["ru"] if star["ru"] is not None else _UNKNOWN_GARRISON
     if star["owner"] == "enemy":
         growth = ru * (turn - (star["seen_turn"] or turn) + travel)
         garrison = (star["ships"] or 0) + min(growth, 4 * ru)
@@ -148,7 +150,7 @@ def plan_orders(view: Mapping[str, Any], weights: tuple[float, float, float] = (
     for t in stars:
         if t["owner"] == "you" or t["letter"] in en_route:
             continue
-        value = 10.0 if t["ru"] == R.HOME_RU else (t["ru"] if t["ru"] is not None else UNKNOWN_RU)
+        value = 10.0 if t["ru"] == R.HOME_RU else (t["ru"] if t["ru"] is not None else _UNKNOWN_RU)
         near = min(_dist(t, s) for s in mine)
         bonus = 1.0 if t["enemy_home_candidate"] and t["ru"] is None else 0.0
         targets.append((ru_w * (value + bonus) - dist_w * near - threat_w * _threat(t, stars), t))

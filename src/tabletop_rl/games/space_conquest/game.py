@@ -31,8 +31,10 @@ from tabletop_rl.games.space_conquest.actions import (
 )
 from tabletop_rl.games.space_conquest.render import render_text
 
-SAVE_FORMAT = "space_conquest/1"
-Moves = list[tuple[int, int, int]]
+__all__ = ["SpaceConquestGame"]
+
+_SAVE_FORMAT = "space_conquest/1"
+_Moves = list[tuple[int, int, int]]
 
 
 def _seed_int(seed: int | None) -> int:
@@ -43,7 +45,7 @@ def _seed_int(seed: int | None) -> int:
     return int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
-def check_settings(max_turns: Any, loss_model: Any) -> None:
+def _check_settings(max_turns: Any, loss_model: Any) -> None:
     """``ValueError`` naming a bad turn cap or loss model."""
     if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
         raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
@@ -75,7 +77,7 @@ class SpaceConquestGame:
 
     def __init__(self, seed: int | None = None, max_turns: int = R.DEFAULT_MAX_TURNS,
                  loss_model: str = "flat") -> None:
-        check_settings(max_turns, loss_model)
+        _check_settings(max_turns, loss_model)
         self.seed = _seed_int(seed)
         self.max_turns = int(max_turns)
         self.loss_model = loss_model
@@ -165,7 +167,7 @@ class SpaceConquestGame:
         self.errors = [c.errors for c in checks]
         return checks
 
-    def play_moves(self, moves: list[Moves]) -> None:
+    def play_moves(self, moves: list[_Moves]) -> None:
         """Play one turn from already validated moves ``[(origin, destination, ships), ...]`` per seat."""
         self._require_playing()
         self._set_orders(moves)
@@ -173,7 +175,7 @@ class SpaceConquestGame:
         R.advance(self.state, self.log, self._orders, self._counts)
         self.record_orders()
 
-    def _set_orders(self, moves: list[Moves]) -> None:
+    def _set_orders(self, moves: list[_Moves]) -> None:
         for p, seat_moves in enumerate(moves):
             self._counts[p] = len(seat_moves)
             for j, move in enumerate(seat_moves):
@@ -185,7 +187,7 @@ class SpaceConquestGame:
         self._history.append((self._orders[:, :width].copy(), self._counts.copy()))
 
     @property
-    def history(self) -> list[list[Moves]]:
+    def history(self) -> list[list[_Moves]]:
         """Per turn played, per seat: the moves that executed, ``(origin, destination, ships)``."""
         return [[[(int(orders[p, j, 0]), int(orders[p, j, 1]), int(orders[p, j, 2])) for j in range(counts[p])]
                  for p in range(R.NUM_PLAYERS)] for orders, counts in self._history]
@@ -283,7 +285,7 @@ class SpaceConquestGame:
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to go on playing, and to replay the game from its seed."""
         used = R.fleet_at(int(self.state[R.NUM_FLEETS_AT]))
-        return {"format": SAVE_FORMAT, "seed": self.seed, "max_turns": self.max_turns,
+        return {"format": _SAVE_FORMAT, "seed": self.seed, "max_turns": self.max_turns,
                 "loss_model": self.loss_model,
                 "history": [[[list(move_dict(*m).values()) for m in seat] for seat in turn] for turn in self.history],
                 "errors": self.errors, "state": [int(v) for v in self.state[:used]],
@@ -305,8 +307,8 @@ class SpaceConquestGame:
 
     @classmethod
     def from_dict(cls, data: dict) -> SpaceConquestGame:
-        if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
-            raise ValueError(f"not a Space Conquest save (expected format {SAVE_FORMAT!r})")
+        if not isinstance(data, dict) or data.get("format") != _SAVE_FORMAT:
+            raise ValueError(f"not a Space Conquest save (expected format {_SAVE_FORMAT!r})")
         missing = {"seed", "max_turns", "loss_model", "history", "errors", "state", "log"} - set(data)
         if missing:
             raise ValueError(f"save is missing {', '.join(sorted(missing))}")
@@ -316,7 +318,7 @@ class SpaceConquestGame:
             raise ValueError("save: state is too long")
         game.state[:] = 0
         game.state[:len(row)] = row
-        check_state(game.state)
+        _check_state(game.state)
         settings = (game.max_turns, R.LOSS_MODELS.index(game.loss_model))
         if (game.state[R.MAX_TURNS_AT], game.state[R.LOSS_MODEL]) != settings:
             raise ValueError("save: max_turns or loss_model differ from the state's")
@@ -394,7 +396,7 @@ def _load_log(game: SpaceConquestGame, log: Any) -> None:
         game.log[1:len(rows) + 1] = rows
 
 
-def check_state(state: np.ndarray) -> None:
+def _check_state(state: np.ndarray) -> None:
     """``ValueError`` naming the first impossible thing in a state row (a corrupt or edited save)."""
     cells = set()
     for s in range(R.NUM_STARS):

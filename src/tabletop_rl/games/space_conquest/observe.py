@@ -35,20 +35,21 @@ from tabletop_rl.games.space_conquest.actions import event_dict, move_dict
 if TYPE_CHECKING:  # the game imports this module for its observations
     from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
-NUM_STARS = R.NUM_STARS
+__all__ = ["ACTION_NVEC", "MASK_SIZE", "OBS_SIZE", "SHARE_MASK", "action_space", "as_orders", "decode_action",
+           "encode", "encode_into", "fog_copy", "observation_box", "player_view", "policy_info", "star_view"]
 
-SHARES = 4
-ACTION_NVEC = np.array([R.NUM_STARS] * R.NUM_STARS + [SHARES] * R.NUM_STARS, np.int64)
+_SHARES = 4
+ACTION_NVEC = np.array([R.NUM_STARS] * R.NUM_STARS + [_SHARES] * R.NUM_STARS, np.int64)
 MASK_SIZE = int(ACTION_NVEC.sum())
 SHARE_MASK = R.NUM_STARS * R.NUM_STARS  # where the share dimensions start in the flat mask
 
 # per-star observation fields (index -> meaning; docs/space_conquest.md has the table)
-STAR_FIELDS = ("x", "y", "mine", "my_ships", "ru_known", "ru", "seen_unknown", "seen_npc", "seen_mine",
+_STAR_FIELDS = ("x", "y", "mine", "my_ships", "ru_known", "ru", "seen_unknown", "seen_npc", "seen_mine",
                "seen_enemy", "seen_ships", "seen_age", "my_home", "enemy_home_block", "incoming", "incoming_eta")
-GLOBAL_FIELDS = ("turn", "turns_left", "my_ru", "my_ships")
-STAR_OBS = len(STAR_FIELDS)
-OBS_SIZE = R.NUM_STARS * STAR_OBS + len(GLOBAL_FIELDS)
-SHIP_SCALE = 20.0  # ship counts are divided by this
+_GLOBAL_FIELDS = ("turn", "turns_left", "my_ru", "my_ships")
+_STAR_OBS = len(_STAR_FIELDS)
+OBS_SIZE = R.NUM_STARS * _STAR_OBS + len(_GLOBAL_FIELDS)
+_SHIP_SCALE = 20.0  # ship counts are divided by this
 
 
 def observation_box() -> spaces.Box:
@@ -56,30 +57,30 @@ def observation_box() -> spaces.Box:
     return spaces.Box(0.0, np.inf, (OBS_SIZE,), np.float32)
 
 
-class OrdersSpace(spaces.MultiDiscrete):
+class _OrdersSpace(spaces.MultiDiscrete):
     """The RL action space: a ``MultiDiscrete`` whose ``sample`` also takes the flat mask.
 
     >>> space = action_space(); _ = space.seed(0)
     >>> from tabletop_rl import SpaceConquestGame
     >>> _, mask = encode(SpaceConquestGame(seed=2).state, 0)
-    >>> int((space.sample(mask)[:NUM_STARS] != np.arange(NUM_STARS)).sum()) <= 1
+    >>> int((space.sample(mask)[:R.NUM_STARS] != np.arange(R.NUM_STARS)).sum()) <= 1
     True
     """
 
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         if isinstance(mask, np.ndarray) and mask.shape == (MASK_SIZE,):
-            mask = split_mask(mask)
+            mask = _split_mask(mask)
         return super().sample(mask=mask, probability=probability)
 
 
-def split_mask(flat: np.ndarray) -> tuple[np.ndarray, ...]:
+def _split_mask(flat: np.ndarray) -> tuple[np.ndarray, ...]:
     """The flat mask as gymnasium's tuple of per-dimension masks (views of ``flat`` as int8)."""
     flat = np.asarray(flat, np.int8)
-    return (*flat[:SHARE_MASK].reshape(R.NUM_STARS, R.NUM_STARS), *flat[SHARE_MASK:].reshape(R.NUM_STARS, SHARES))
+    return (*flat[:SHARE_MASK].reshape(R.NUM_STARS, R.NUM_STARS), *flat[SHARE_MASK:].reshape(R.NUM_STARS, _SHARES))
 
 
-def action_space() -> OrdersSpace:
-    return OrdersSpace(ACTION_NVEC)
+def action_space() -> _OrdersSpace:
+    return _OrdersSpace(ACTION_NVEC)
 
 
 def encode(state: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +92,7 @@ def encode(state: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def in_enemy_block(state, player, s):
+def _in_enemy_block(state, player, s):
     """Whether star ``s`` lies in the 4 x 4 corner block opposite ``player``'s home (where the enemy
     home must be): public geometry, not a leak."""
     hx = state[R.star_at(R.home(state, player)) + R.S_X]
@@ -112,14 +113,14 @@ def encode_into(state, player, obs, mask):
     for s in range(R.NUM_STARS):
         b = R.star_at(s)
         k = R.know_at(player, s)
-        o = s * STAR_OBS
+        o = s * _STAR_OBS
         obs[o + 0] = state[b + R.S_X] / (R.WIDTH - 1)
         obs[o + 1] = state[b + R.S_Y] / (R.HEIGHT - 1)
         mine = state[b + R.S_OWNER] == player
         ships = state[b + R.S_SHIPS]
         if mine:
             obs[o + 2] = 1.0
-            obs[o + 3] = ships / SHIP_SCALE
+            obs[o + 3] = ships / _SHIP_SCALE
             my_ru += state[b + R.S_RU]
         if state[k + R.K_VISITED] == 1:
             obs[o + 4] = 1.0
@@ -134,30 +135,30 @@ def encode_into(state, player, obs, mask):
         else:
             obs[o + 9] = 1.0
         if seen != R.UNKNOWN:
-            obs[o + 10] = state[k + R.K_SHIPS] / SHIP_SCALE
+            obs[o + 10] = state[k + R.K_SHIPS] / _SHIP_SCALE
             obs[o + 11] = (turn - state[k + R.K_TURN]) / R.DEFAULT_MAX_TURNS
         obs[o + 12] = 1.0 if state[b + R.S_HOME] == player else 0.0
-        obs[o + 13] = 1.0 if in_enemy_block(state, player, s) else 0.0
+        obs[o + 13] = 1.0 if _in_enemy_block(state, player, s) else 0.0
         # the stay choices are always allowed; every choice at a star of mine with ships
         mask[s * R.NUM_STARS + s] = 1
-        mask[SHARE_MASK + s * SHARES] = 1
+        mask[SHARE_MASK + s * _SHARES] = 1
         if mine and ships > 0:
             mask[s * R.NUM_STARS:(s + 1) * R.NUM_STARS] = 1
-            mask[SHARE_MASK + s * SHARES:SHARE_MASK + (s + 1) * SHARES] = 1
+            mask[SHARE_MASK + s * _SHARES:SHARE_MASK + (s + 1) * _SHARES] = 1
     for i in range(state[R.NUM_FLEETS_AT]):
         f = R.fleet_at(i)
         if state[f + R.F_OWNER] != player:
             continue
-        o = state[f + R.F_DEST] * STAR_OBS
-        obs[o + 14] += state[f + R.F_SHIPS] / SHIP_SCALE
+        o = state[f + R.F_DEST] * _STAR_OBS
+        obs[o + 14] += state[f + R.F_SHIPS] / _SHIP_SCALE
         eta = state[f + R.F_LEFT] / 11.0
         if obs[o + 15] == 0.0 or eta < obs[o + 15]:
             obs[o + 15] = eta
-    g = R.NUM_STARS * STAR_OBS
+    g = R.NUM_STARS * _STAR_OBS
     obs[g + 0] = turn / R.DEFAULT_MAX_TURNS
     obs[g + 1] = (state[R.MAX_TURNS_AT] - turn) / R.DEFAULT_MAX_TURNS
     obs[g + 2] = my_ru / 10.0
-    obs[g + 3] = R.total_ships(state, player) / SHIP_SCALE
+    obs[g + 3] = R.total_ships(state, player) / _SHIP_SCALE
 
 
 @njit(cache=True)
@@ -171,16 +172,16 @@ def decode_action(state, player, action, orders, counts):
         ships = state[b + R.S_SHIPS]
         if dest == s or dest < 0 or dest >= R.NUM_STARS or state[b + R.S_OWNER] != player or ships <= 0:
             continue
-        share = min(max(action[R.NUM_STARS + s], 0), SHARES - 1)
+        share = min(max(action[R.NUM_STARS + s], 0), _SHARES - 1)
         orders[player, n, 0] = s
         orders[player, n, 1] = dest
-        orders[player, n, 2] = (ships * (share + 1) + SHARES - 1) // SHARES
+        orders[player, n, 2] = (ships * (share + 1) + _SHARES - 1) // _SHARES
         n += 1
     counts[player] = n
 
 
 # --- the JSON-ready view ------------------------------------------------------------------
-def owner_word(owner: int, player: int) -> str:
+def _owner_word(owner: int, player: int) -> str:
     """``"you"``, ``"enemy"``, ``"npc"`` (NPC or unowned) or ``"unknown"`` (never seen)."""
     if owner == R.UNKNOWN:
         return "unknown"
@@ -198,20 +199,20 @@ def star_view(game: SpaceConquestGame, player: int, s: int) -> dict[str, Any]:
     seen_ships = None if seen_owner == R.UNKNOWN else int(state[k + R.K_SHIPS])
     view = {"letter": R.LETTERS[s], "name": R.STAR_NAMES[s], "x": int(state[b + R.S_X]), "y": int(state[b + R.S_Y]),
             "ru": int(state[b + R.S_RU]) if state[k + R.K_VISITED] else None,
-            "owner": "you" if mine else owner_word(seen_owner, player),
+            "owner": "you" if mine else _owner_word(seen_owner, player),
             "ships": int(state[b + R.S_SHIPS]) if mine else seen_ships,
             "seen_turn": game.turn if mine else (None if seen_owner == R.UNKNOWN else int(state[k + R.K_TURN])),
             "is_your_home": bool(state[b + R.S_HOME] == player),
-            "enemy_home_candidate": bool(in_enemy_block(state, player, s))}
+            "enemy_home_candidate": bool(_in_enemy_block(state, player, s))}
     return view
 
 
-def own_fleets(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
+def _own_fleets(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
     """``player``'s fleets in hyperspace: from, to, ships, turns_left."""
     return [{k: f[k] for k in ("from", "to", "ships", "turns_left")} for f in game.fleets() if f["owner"] == player]
 
 
-def witnessed(row: np.ndarray, player: int) -> bool:
+def _witnessed(row: np.ndarray, player: int) -> bool:
     """Whether ``player`` saw an event-log row: its own launches, losses, arrivals, rebellions and
     production, and the combats it fought in."""
     if row[R.E_KIND] == R.EV_COMBAT:
@@ -219,9 +220,9 @@ def witnessed(row: np.ndarray, player: int) -> bool:
     return bool(row[R.E_PLAYER] == player)
 
 
-def visible_events(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
-    """The last turn's events that ``player`` witnessed (see ``witnessed``)."""
-    return [event_dict(row) for row in game.log[1:game.log[0, 0] + 1] if witnessed(row, player)]
+def _visible_events(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
+    """The last turn's events that ``player`` witnessed (see ``_witnessed``)."""
+    return [event_dict(row) for row in game.log[1:game.log[0, 0] + 1] if _witnessed(row, player)]
 
 
 def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
@@ -234,14 +235,14 @@ def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
     (1, 16, 1)
     """
     return {"turn": game.turn, "max_turns": game.max_turns, "you": player, "grid": [R.WIDTH, R.HEIGHT],
-            "over": game.is_over, "winner": None if game.winner is None else owner_word(game.winner, player),
+            "over": game.is_over, "winner": None if game.winner is None else _owner_word(game.winner, player),
             "stars": [star_view(game, player, s) for s in range(R.NUM_STARS)],
-            "fleets": own_fleets(game, player), "events": visible_events(game, player),
+            "fleets": _own_fleets(game, player), "events": _visible_events(game, player),
             "errors": game.errors[player], "hyperspace": game.tally(player),
-            "rules": rules_summary(game)}
+            "rules": _rules_summary(game)}
 
 
-def rules_summary(game: SpaceConquestGame) -> dict[str, Any]:
+def _rules_summary(game: SpaceConquestGame) -> dict[str, Any]:
     """The constants a player plans with; ``route_loss[d - 1]`` is the chance of losing a fleet sent ``d`` turns
     under the game's loss model (the flat model's per-turn 2 % is also ``loss_per_turn``; ``None`` otherwise)."""
     model = R.LOSS_MODELS.index(game.loss_model)
@@ -283,7 +284,7 @@ def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
     for j, i in enumerate(fleets):
         state[R.fleet_at(j):R.fleet_at(j + 1)] = known[R.fleet_at(i):R.fleet_at(i + 1)]
     state[R.NUM_FLEETS_AT] = len(fleets)
-    rows = [row for row in game.log[1:game.log[0, 0] + 1] if witnessed(row, player)]
+    rows = [row for row in game.log[1:game.log[0, 0] + 1] if _witnessed(row, player)]
     copy.log[0, 0] = len(rows)
     if rows:
         copy.log[1:len(rows) + 1] = rows
@@ -304,7 +305,7 @@ def _copy_star_as_known(known: np.ndarray, state: np.ndarray, player: int, s: in
     state[b + R.S_SHIPS] = known[k + R.K_SHIPS] if seen != R.UNKNOWN else 0
 
 
-def moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any]:
+def _moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any]:
     """The JSON orders an RL action stands for (useful for logs and for people)."""
     orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
     counts = np.zeros(R.NUM_PLAYERS, np.int64)
@@ -339,4 +340,4 @@ def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, An
     if vector.shape != (ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
         raise ValueError(f"player {player} answered {type(action).__name__} {vector.shape}: neither JSON orders "
                          f"nor an RL action of {ACTION_NVEC.size} integers")
-    return moves_from_action(game, player, vector)
+    return _moves_from_action(game, player, vector)

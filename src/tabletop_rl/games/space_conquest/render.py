@@ -16,7 +16,9 @@ from tabletop_rl.games.space_conquest import rules as R
 if TYPE_CHECKING:  # the game imports this module to render itself
     from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
-MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
+__all__ = ["render_map", "render_text", "summary"]
+
+_MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
 
 
 def render_map(game: SpaceConquestGame, viewer: int | None) -> str:
@@ -30,14 +32,14 @@ def render_map(game: SpaceConquestGame, viewer: int | None) -> str:
             ru = star["ru"]
         else:
             star = O.star_view(game, viewer, s)
-            mark, ru = MARK[star["owner"]], star["ru"]
+            mark, ru = _MARK[star["owner"]], star["ru"]
         cells[star["y"]][star["x"]] = f" {'?' if ru is None else ru}{R.LETTERS[s]}{mark}"
     lines = ["   " + "".join(f"{x:>4}" for x in range(R.WIDTH))]
     lines += [f"{y:>3}" + "".join(row) for y, row in enumerate(cells)]
     return "\n".join(lines)
 
 
-def describe_event(e: dict[str, Any], viewer: int | None) -> str:
+def _describe_event(e: dict[str, Any], viewer: int | None) -> str:
     """One line for an event, told to ``viewer`` (None: a spectator, told whose it was)."""
     who = {0: "P0", 1: "P1", None: "NPC"} if viewer is None else {viewer: "you", 1 - viewer: "the enemy", None: "NPC"}
     whose = "your" if viewer is not None else f"{who[e.get('player')]}'s"
@@ -66,7 +68,7 @@ def summary(game: SpaceConquestGame, viewer: int) -> str:
     lines = [f"Turn {view['turn']}/{view['max_turns']} - player {viewer + 1}", "Your stars: " + ", ".join(own)]
     fleets = [f"{f['ships']} {f['from']}->{f['to']} ({f['turns_left']} left)" for f in view["fleets"]]
     lines.append("Fleets in flight: " + (", ".join(fleets) if fleets else "none"))
-    lines += ["  " + describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"]
+    lines += ["  " + _describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"]
     lines += [f"  order error{'' if e['index'] is None else ' in move ' + str(e['index'] + 1)}: {e['message']}"
               for e in view["errors"]]
     return "\n".join(lines)
@@ -81,5 +83,5 @@ def render_text(game: SpaceConquestGame, viewer: int | None) -> str:
     fleets = [sum(1 for f in game.fleets() if f["owner"] == p) for p in range(R.NUM_PLAYERS)]
     totals = ", ".join(f"P{p} RU {game.owned_ru(p)} ships {game.total_ships(p)} fleets {fleets[p]}"
                        for p in range(R.NUM_PLAYERS))
-    events = ["  " + describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")]
+    events = ["  " + _describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")]
     return "\n".join([f"Turn {game.turn}/{game.max_turns} (spectator): {totals}", render_map(game, None), *events])

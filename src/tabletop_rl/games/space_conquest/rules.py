@@ -7,7 +7,7 @@ in the phase order of docs/space_conquest.md §4:
 
     orders (turn t) -> rebellions -> production -> [turn cap] -> movement (turn t+1) -> combat -> victory
 
-so after ``reset_state`` and after every ``advance`` the game waits for the orders of ``state[TURN]``.
+so after ``new_game`` and after every ``advance`` the game waits for the orders of ``state[TURN]``.
 Every jitted function uses ``cache=True``; importing this module compiles nothing.
 
 >>> state, log = new_game(seed=3)
@@ -21,6 +21,19 @@ import numpy as np
 from numba import njit
 
 from tabletop_rl.core.kernels import splitmix64
+
+__all__ = ["DEFAULT_MAX_TURNS", "DRAW", "END_CAPTURE", "END_NONE", "END_REASON", "END_TURN_CAP", "EVENT_KINDS",
+           "EV_ARRIVE", "EV_COMBAT", "EV_LAUNCH", "EV_LOST", "EV_PRODUCTION", "EV_REBELLION", "E_A", "E_B", "E_C",
+           "E_D", "E_E", "E_KIND", "E_PLAYER", "E_SIZE", "E_STAR", "E_TURN", "FLAT", "FLAT_LOSS", "FLEETS", "F_DEST",
+           "F_DIST", "F_LAUNCHED", "F_LEFT", "F_ORIGIN", "F_OWNER", "F_SHIPS", "F_SIZE", "HEIGHT", "HOMES",
+           "HOME_BLOCK", "HOME_RU", "KNOW", "K_OWNER", "K_SHIPS", "K_SIZE", "K_TURN", "K_VISITED", "LETTERS",
+           "LOSS_MODEL", "LOSS_MODELS", "MAX_EVENTS", "MAX_FLEETS", "MAX_ORDERS", "MAX_TURNS_AT", "NLOGN", "NOBODY",
+           "NO_WINNER", "NUM_FLEETS_AT", "NUM_PLAYERS", "NUM_STARS", "OVER", "PLAYING", "QUADRANTS", "QUADRANT_RU",
+           "RNG", "STARS", "STAR_NAMES", "STATE_SIZE", "STATUS", "S_HOME", "S_OWNER", "S_RU", "S_SHIPS", "S_SIZE",
+           "S_X", "S_Y", "TALLY", "TURN", "T_CAPTURES", "T_LOST_FLEETS", "T_LOST_SHIPS", "T_REBELLIONS", "T_SIZE",
+           "UNKNOWN", "WIDTH", "WINNER", "advance", "check_victory", "distance", "fight", "fleet_at", "home",
+           "know_at", "log_event", "loss_chance", "new_game", "owned_ru", "random_below", "random_unit",
+           "resolve_star", "route_risk", "star_at", "total_ships"]
 
 # --- board --------------------------------------------------------------------------
 WIDTH, HEIGHT = 12, 10
@@ -94,13 +107,13 @@ def new_game(seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, loss_model: int 
     """
     state = np.zeros(STATE_SIZE, np.int64)
     log = np.zeros((MAX_EVENTS, E_SIZE), np.int64)
-    reset_state(state, log, np.uint64(seed & 0xFFFFFFFFFFFFFFFF), max_turns, loss_model)
+    _reset_state(state, log, np.uint64(seed & 0xFFFFFFFFFFFFFFFF), max_turns, loss_model)
     return state, log
 
 
 # --- random generator -----------------------------------------------------------------
 @njit(cache=True)
-def next_u64(state):
+def _next_u64(state):
     """splitmix64: advance the game's generator and return 64 random bits."""
     word = state[RNG:RNG + 1].view(np.uint64)
     word[0], z = splitmix64(word[0])
@@ -110,13 +123,13 @@ def next_u64(state):
 @njit(cache=True)
 def random_below(state, n):
     """A uniform integer in [0, n) (n small, so the modulo bias is negligible: < 2**-32)."""
-    return np.int64((next_u64(state) >> np.uint64(32)) % np.uint64(n))
+    return np.int64((_next_u64(state) >> np.uint64(32)) % np.uint64(n))
 
 
 @njit(cache=True)
 def random_unit(state):
     """A uniform float in [0, 1) with 53 random bits."""
-    return np.float64(next_u64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return np.float64(_next_u64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 # --- small helpers --------------------------------------------------------------------
@@ -191,7 +204,7 @@ def log_event(log, kind, turn, player, star, a, b, c, d, e):
 
 
 @njit(cache=True)
-def see(state, p, s):
+def _see(state, p, s):
     """Seat ``p`` witnesses star ``s`` now: remember its owner and ships as they are."""
     k = know_at(p, s)
     state[k + K_OWNER] = state[star_at(s) + S_OWNER]
@@ -212,7 +225,7 @@ def _place(state, taken, x0, x1, y0, y1):
 
 
 @njit(cache=True)
-def reset_state(state, log, seed, max_turns, loss_model):
+def _reset_state(state, log, seed, max_turns, loss_model):
     """Generate the map from ``seed`` (uint64) and set up turn 1 (see the module doc)."""
     state[:] = 0
     log[0, 0] = 0
@@ -266,12 +279,12 @@ def reset_state(state, log, seed, max_turns, loss_model):
             state[know_at(p, s) + K_SHIPS] = -1
             state[know_at(p, s) + K_TURN] = -1
         state[know_at(p, home(state, p)) + K_VISITED] = 1
-        see(state, p, home(state, p))
+        _see(state, p, home(state, p))
 
 
 # --- phases ------------------------------------------------------------------------------
 @njit(cache=True)
-def launch(state, log, p, origin, dest, ships):
+def _launch(state, log, p, origin, dest, ships):
     """Seat ``p`` sends ``ships`` from ``origin`` to ``dest`` (the caller has validated the order)."""
     i = state[NUM_FLEETS_AT]
     state[NUM_FLEETS_AT] = i + 1
@@ -289,15 +302,15 @@ def launch(state, log, p, origin, dest, ships):
 
 
 @njit(cache=True)
-def give_orders(state, log, orders, counts):
+def _give_orders(state, log, orders, counts):
     """Launch validated orders: ``orders[p, j] = (origin, destination, ships)`` for ``j < counts[p]``."""
     for p in range(NUM_PLAYERS):
         for j in range(counts[p]):
-            launch(state, log, p, orders[p, j, 0], orders[p, j, 1], orders[p, j, 2])
+            _launch(state, log, p, orders[p, j, 0], orders[p, j, 1], orders[p, j, 2])
 
 
 @njit(cache=True)
-def rebellions(state, log, rebelled):
+def _rebellions(state, log, rebelled):
     """Every owned non-home star with fewer ships than its RU rebels on a d6 roll of 4-6; the rebels
     (RU ships) always win, so the star reverts to NPC with RU - ceil(garrison / 2) ships."""
     for s in range(NUM_STARS):
@@ -314,12 +327,12 @@ def rebellions(state, log, rebelled):
         state[b + S_SHIPS] = left
         rebelled[s] = True
         state[TALLY + p * T_SIZE + T_REBELLIONS] += 1
-        see(state, p, s)
+        _see(state, p, s)
         log_event(log, EV_REBELLION, state[TURN], p, s, garrison, ru, left, 0, 0)
 
 
 @njit(cache=True)
-def production(state, log, rebelled):
+def _production(state, log, rebelled):
     """Every owned star that did not rebel this turn adds its RU in ships (a home: 4)."""
     for s in range(NUM_STARS):
         b = star_at(s)
@@ -331,7 +344,7 @@ def production(state, log, rebelled):
 
 
 @njit(cache=True)
-def movement(state, log, arrivals):
+def _movement(state, log, arrivals):
     """Each fleet rolls hyperspace survival, then survivors advance one parsec; arrivals are summed
     per star and seat in ``arrivals``."""
     model = state[LOSS_MODEL]
@@ -384,7 +397,7 @@ def resolve_star(state, log, s, arrived):
         force[owner] = garrison + max(arrived[owner], 0)
         if arrived[enemy] == 0:  # reinforcements only
             state[b + S_SHIPS] = force[owner]
-            see(state, owner, s)
+            _see(state, owner, s)
             return
         attack, defend = fight(arrived[enemy], force[owner])
         if attack > 0:
@@ -411,12 +424,12 @@ def resolve_star(state, log, s, arrived):
                 state[b + S_SHIPS] = defend
     for p in range(NUM_PLAYERS):
         if force[p] >= 0:
-            see(state, p, s)
+            _see(state, p, s)
     log_event(log, EV_COMBAT, state[TURN], owner, s, force[0], force[1], npc, state[b + S_OWNER], state[b + S_SHIPS])
 
 
 @njit(cache=True)
-def combat(state, log, arrivals):
+def _combat(state, log, arrivals):
     for s in range(NUM_STARS):
         if arrivals[s, 0] > 0 or arrivals[s, 1] > 0:
             resolve_star(state, log, s, arrivals[s])
@@ -456,7 +469,7 @@ def check_victory(state):
 
 
 @njit(cache=True)
-def score_turn_cap(state):
+def _score_turn_cap(state):
     """At the turn cap: more RU owned wins, then more ships (garrisons + fleets), else a draw."""
     state[STATUS] = OVER
     state[END_REASON] = END_TURN_CAP
@@ -469,20 +482,20 @@ def score_turn_cap(state):
 @njit(cache=True)
 def advance(state, log, orders, counts):
     """Play from the orders of ``state[TURN]`` to the next orders (or the end); the event log is
-    refilled with what happened. ``orders``/``counts`` as in ``give_orders`` (already validated)."""
+    refilled with what happened. ``orders``/``counts`` as in ``_give_orders`` (already validated)."""
     log[0, 0] = 0
     if state[STATUS] != PLAYING:
         return
-    give_orders(state, log, orders, counts)
+    _give_orders(state, log, orders, counts)
     rebelled = np.zeros(NUM_STARS, np.bool_)
-    rebellions(state, log, rebelled)
-    production(state, log, rebelled)
+    _rebellions(state, log, rebelled)
+    _production(state, log, rebelled)
     if state[TURN] >= state[MAX_TURNS_AT]:
-        score_turn_cap(state)
+        _score_turn_cap(state)
         return
     state[TURN] += 1
     arrivals = np.zeros((NUM_STARS, NUM_PLAYERS), np.int64)
-    movement(state, log, arrivals)
-    combat(state, log, arrivals)
+    _movement(state, log, arrivals)
+    _combat(state, log, arrivals)
     check_victory(state)
 

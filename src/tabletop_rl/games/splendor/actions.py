@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from tabletop_rl.games.splendor import rules as R
 
+__all__ = ["ACTION_NAMES", "MOVE_HELP", "NUM_ACTIONS", "as_action", "kind", "move_id", "move_name"]
+
 NUM_ACTIONS = R.NUM_ACTIONS
 
 

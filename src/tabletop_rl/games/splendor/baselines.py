@@ -6,7 +6,7 @@ mover's sub-steps (token returns, a noble choice) the same way, and scores the r
 ``evaluate`` from the mover's seat. It takes arrays and scalars only, so the vector env
 runs it inside numba for its greedy opponents. It never uses what the mover cannot see: a card drawn
 to refill the market is scored as an empty slot, a card drawn by a blind reserve as an unknown card,
-and opponents' blind reserves as unknown cards (``hide_drawn_card`` and ``UNKNOWN_RESERVED``).
+and opponents' blind reserves as unknown cards (``_hide_drawn_card`` and ``UNKNOWN_RESERVED``).
 
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(2, seed=1)
@@ -26,6 +26,10 @@ from numba import njit
 
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
+
+__all__ = ["BONUS", "DEFAULT_GREEDY_WEIGHTS", "GOLD_W", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "NOBLE", "OPPONENT",
+           "POINTS", "REACH", "REACH_BASE", "RESERVED_POINTS", "TOKENS", "UNKNOWN_RESERVED", "WIN", "action_values",
+           "best_substep", "evaluate", "game_and_seat", "greedy_action", "player_value"]
 
 # --- greedy weights (index -> meaning; docs/agents.md has the table) -----------------------------
 GREEDY_WEIGHT_NAMES = (
@@ -50,7 +54,7 @@ DEFAULT_GREEDY_WEIGHTS.setflags(write=False)
 
 # --- evaluation ----------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def closeness(state, q, card, cards):
+def _closeness(state, q, card, cards):
     """1 - (what seat ``q`` still lacks for ``card`` after bonuses, tokens and gold) / (its cost)."""
     b = R.player_base(q)
     total = 0
@@ -66,8 +70,8 @@ def closeness(state, q, card, cards):
 
 
 @njit(cache=True, inline="always")
-def card_reach(state, q, card, cards, weights):
-    return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * closeness(state, q, card, cards)
+def _card_reach(state, q, card, cards, weights):
+    return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * _closeness(state, q, card, cards)
 
 
 @njit(cache=True)
@@ -91,15 +95,15 @@ def player_value(state, q, viewer, cards, nobles, weights):
     for s in range(12):
         card = state[R.MARKET + s]
         if card >= 0:
-            value += card_reach(state, q, card, cards, weights)
+            value += _card_reach(state, q, card, cards, weights)
     for i in range(state[b + R.P_NRESERVED]):
         card = state[b + R.P_RESERVED + i]
         if card < 0 or (q != viewer and (state[b + R.P_BLIND] >> i) & 1):
             value += weights[UNKNOWN_RESERVED]
         else:
-            near = closeness(state, q, card, cards)
+            near = _closeness(state, q, card, cards)
             value += (weights[RESERVED_POINTS] * cards[card, R.CARD_POINTS] * near
-                      + card_reach(state, q, card, cards, weights))
+                      + _card_reach(state, q, card, cards, weights))
     return value
 
 
@@ -107,7 +111,7 @@ def player_value(state, q, viewer, cards, nobles, weights):
 def evaluate(state, seat, cards, nobles, weights):
     """``seat``'s value minus ``weights[OPPONENT]`` times the best opponent's, plus the win term when over.
 
-    A reserved card id of -1 is read as a card ``seat`` has not seen (see ``hide_drawn_card``).
+    A reserved card id of -1 is read as a card ``seat`` has not seen (see ``_hide_drawn_card``).
     """
     own = player_value(state, seat, seat, cards, nobles, weights)
     best = -np.inf
@@ -123,7 +127,7 @@ def evaluate(state, seat, cards, nobles, weights):
 
 
 @njit(cache=True, inline="always")
-def hide_drawn_card(state, mover, action):
+def _hide_drawn_card(state, mover, action):
     """Forget the card ``action`` just drew from a deck, which the mover could not know beforehand:
     a refilled market slot becomes empty, a blind reserve becomes an unknown card (-1)."""
     if R.RESERVE <= action < R.RESERVE_DECK:
@@ -153,14 +157,14 @@ def best_substep(state, mover, cards, nobles, weights, mask, inner):
 
 
 @njit(cache=True)
-def lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask):
+def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask):
     """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
     given back is scored after the return."""
     mover = state[R.CURRENT]
     scratch[:] = state
     R.apply_action(scratch, action, cards, nobles)
-    hide_drawn_card(scratch, mover, action)
+    _hide_drawn_card(scratch, mover, action)
     while scratch[R.STATUS] == R.PLAYING and scratch[R.CURRENT] == mover and scratch[R.PHASE] != R.MAIN:
         R.apply_action(scratch, best_substep(scratch, mover, cards, nobles, weights, mask, inner), cards, nobles)
     return evaluate(scratch, mover, cards, nobles, weights)
@@ -176,7 +180,7 @@ def action_values(state, cards, nobles, weights, mask, scratch, values):
     for a in range(R.NUM_ACTIONS):
         values[a] = -np.inf
         if mask[a]:
-            values[a] = lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask)
+            values[a] = _lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask)
     return n
 
 

@@ -2,7 +2,7 @@
 
 >>> from tabletop_rl.games.splendor.rules import new_states, reset_state
 >>> s = new_states(1)[0]; reset_state(s, 7, 2, 1000)
->>> bool((position_from_dict(position_to_dict(s)) == s)[:-4].all())  # all but the playout RNG words
+>>> bool((position_from_json(position_to_dict(s)) == s)[:-4].all())  # all but the playout RNG words
 True
 """
 
@@ -14,6 +14,9 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.games.splendor import rules as R
+
+__all__ = ["bought_cards", "market_row", "player_nobles", "position_from_json", "position_to_dict", "reserved_cards",
+           "table_nobles"]
 
 _TOP_KEYS = ("num_players", "current_player", "start_player", "phase", "final_round", "ply",
              "passes_in_a_row", "max_plies", "bank", "market", "decks", "nobles", "players")
@@ -43,7 +46,7 @@ def reserved_cards(state: np.ndarray, p: int) -> list[tuple[int, bool]]:
     return [(int(state[b + R.P_RESERVED + i]), bool((blind >> i) & 1)) for i in range(int(state[b + R.P_NRESERVED]))]
 
 
-def deck_cards(state: np.ndarray, level: int) -> list[int]:
+def _deck_cards(state: np.ndarray, level: int) -> list[int]:
     """Cards left in the deck of ``level`` (1..3), top first."""
     lv = level - 1
     start = R.DECK + R.LEVEL_START[lv]
@@ -83,13 +86,13 @@ def position_to_dict(state: np.ndarray) -> dict[str, Any]:
         "max_plies": None if cap < 0 else int(cap),
         "bank": _tokens_to_dict(state[R.BANK: R.BANK + 6]),
         "market": {lv: market_row(state, int(lv)) for lv in _LEVELS},
-        "decks": {lv: deck_cards(state, int(lv)) for lv in _LEVELS},
+        "decks": {lv: _deck_cards(state, int(lv)) for lv in _LEVELS},
         "nobles": table_nobles(state),
         "players": players,
     }
 
 
-def position_to_json(state: np.ndarray) -> str:
+def _position_to_json(state: np.ndarray) -> str:
     return json.dumps(position_to_dict(state), separators=(",", ":"))
 
 
@@ -129,7 +132,7 @@ def _card_list(value: Any, field: str) -> list[int]:
     return [_int(c, f"{field}[{i}]", 0, R.NUM_CARDS - 1) for i, c in enumerate(value)]
 
 
-def position_from_dict(pos: Any) -> np.ndarray:
+def _position_from_dict(pos: Any) -> np.ndarray:
     """Build and validate a state row from a position dict; ``ValueError`` names the bad field."""
     _keys(pos, _TOP_KEYS, "position")
     n = _int(pos["num_players"], "num_players", 2, R.MAX_PLAYERS)
@@ -246,7 +249,7 @@ def position_from_dict(pos: Any) -> np.ndarray:
 
     _check_totals(state, n, where, noble_at)
     _check_phase(state, n, nobles)
-    state[R.STATUS] = status_of(state)
+    state[R.STATUS] = _status_of(state)
     R.seed_rng(state, 0)
     return state
 
@@ -292,7 +295,7 @@ def _check_phase(state: np.ndarray, n: int, nobles: np.ndarray) -> None:
                 _fail(f"players[{q}].nobles", f"noble {nb} needs bonuses player {q} does not have")
 
 
-def status_of(state: np.ndarray) -> int:
+def _status_of(state: np.ndarray) -> int:
     """PLAYING, OVER or TRUNCATED, derived from the position alone."""
     n = int(state[R.NUM_PLAYERS_AT])
     main = state[R.PHASE] == R.MAIN
@@ -306,9 +309,9 @@ def status_of(state: np.ndarray) -> int:
 
 def position_from_json(text_or_dict: str | bytes | dict) -> np.ndarray:
     if isinstance(text_or_dict, dict):
-        return position_from_dict(text_or_dict)
+        return _position_from_dict(text_or_dict)
     try:
         pos = json.loads(text_or_dict)
     except (TypeError, json.JSONDecodeError) as e:
         raise ValueError(f"invalid position: not valid JSON ({e})") from None
-    return position_from_dict(pos)
+    return _position_from_dict(pos)

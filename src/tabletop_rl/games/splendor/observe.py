@@ -20,10 +20,13 @@ from numba import njit
 
 from tabletop_rl.games.splendor import rules as R
 
+__all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
+           "observe"]
+
 OBSERVATION_VERSION = 1
-CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
-NOBLE_FEATURES = 6  # present, requirement (5)
-PLY_SCALE = 1000.0  # ply is given as ply / max_plies, or ply / PLY_SCALE when there is no cap
+_CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
+_NOBLE_FEATURES = 6  # present, requirement (5)
+_PLY_SCALE = 1000.0  # ply is given as ply / max_plies, or ply / _PLY_SCALE when there is no cap
 
 
 @cache
@@ -39,9 +42,9 @@ def observation_layout(num_players: int = 2) -> dict[str, slice]:
             ("tokens", 6), ("bonuses", 5), ("points", 1), ("cards_bought", 1), ("nobles_taken", 1),
             ("reserved_count", 1), ("hidden_reserved", 1),
         )]
-        fields += [(f"player[{k}].reserved[{i}]", CARD_FEATURES) for i in range(R.MAX_RESERVED)]
-    fields += [(f"market[{lv}.{s}]", CARD_FEATURES) for lv in (1, 2, 3) for s in range(R.SLOTS_PER_LEVEL)]
-    fields += [(f"noble[{i}]", NOBLE_FEATURES) for i in range(R.MAX_TABLE_NOBLES)]
+        fields += [(f"player[{k}].reserved[{i}]", _CARD_FEATURES) for i in range(R.MAX_RESERVED)]
+    fields += [(f"market[{lv}.{s}]", _CARD_FEATURES) for lv in (1, 2, 3) for s in range(R.SLOTS_PER_LEVEL)]
+    fields += [(f"noble[{i}]", _NOBLE_FEATURES) for i in range(R.MAX_TABLE_NOBLES)]
     fields += [("deck_sizes", 3), ("phase", 3), ("final_round", 1), ("ply", 1), ("start_player", num_players)]
     layout, at = {}, 0
     for name, size in fields:
@@ -93,25 +96,25 @@ def encode_into(state, viewer, cards, nobles, out):
             if k > 0 and (state[b + R.P_BLIND] >> i) & 1:
                 hidden += 1
             else:
-                _card(out, at + i * CARD_FEATURES, state[b + R.P_RESERVED + i], cards)
+                _card(out, at + i * _CARD_FEATURES, state[b + R.P_RESERVED + i], cards)
         out[at - 1] = hidden
-        at += R.MAX_RESERVED * CARD_FEATURES
+        at += R.MAX_RESERVED * _CARD_FEATURES
     for s in range(12):
         _card(out, at, state[R.MARKET + s], cards)
-        at += CARD_FEATURES
+        at += _CARD_FEATURES
     for i in range(R.MAX_TABLE_NOBLES):
         noble = state[R.TABLE_NOBLES + i]
         if noble >= 0:
             out[at] = 1.0
             for c in range(5):
                 out[at + 1 + c] = nobles[noble, c]
-        at += NOBLE_FEATURES
+        at += _NOBLE_FEATURES
     for lv in range(3):
         out[at + lv] = R.LEVEL_SIZE[lv] - state[R.DECK_DRAWN + lv]
     out[at + 3 + state[R.PHASE]] = 1.0
     out[at + 6] = state[R.FINAL_ROUND]
     cap = R.get_wide(state, R.MAX_PLIES_AT)
-    out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else PLY_SCALE)
+    out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else _PLY_SCALE)
     out[at + 8 + (state[R.START] - viewer) % n] = 1.0
 
 
@@ -137,8 +140,8 @@ def _observation_high(num_players: int) -> np.ndarray:
         "reserved_count": [R.MAX_RESERVED], "hidden_reserved": [R.MAX_RESERVED],
         "reserved": card, "market": card, "noble": [1, *nobles.max(axis=0)],
         "deck_sizes": R.LEVEL_SIZE, "phase": [1, 1, 1], "final_round": [1],
-        # ply / max_plies is at most 1; with no cap the encoder divides by PLY_SCALE instead
-        "ply": [R.MAX_PLY_VALUE / PLY_SCALE], "start_player": [1] * num_players,
+        # ply / max_plies is at most 1; with no cap the encoder divides by _PLY_SCALE instead
+        "ply": [R.MAX_PLY_VALUE / _PLY_SCALE], "start_player": [1] * num_players,
     }
     # "player[0].reserved[1]" -> "reserved", "market[1.0]" -> "market"
     parts = [np.asarray(highs[name.rsplit("].", 1)[-1].split("[")[0]], np.float32)

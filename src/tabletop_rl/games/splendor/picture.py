@@ -21,6 +21,8 @@ from tabletop_rl.games.splendor.render import _check_viewer, _status, _visible_r
 if TYPE_CHECKING:  # the game imports this module to draw itself
     from tabletop_rl.games.splendor.game import SplendorGame
 
+__all__ = ["HEIGHT", "WIDTH", "render_rgb"]
+
 WIDTH, HEIGHT = 960, 720
 
 

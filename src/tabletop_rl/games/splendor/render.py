@@ -25,6 +25,8 @@ from tabletop_rl.games.splendor import rules as R
 if TYPE_CHECKING:  # the game imports this module to render itself
     from tabletop_rl.games.splendor.game import SplendorGame
 
+__all__ = ["LETTERS", "render_ansi"]
+
 LETTERS = ("w", "b", "g", "r", "k", "y")  # black is k so it never reads as blue
 
 

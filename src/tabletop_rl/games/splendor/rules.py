@@ -18,6 +18,21 @@ from numba import njit, prange
 
 from tabletop_rl.core.kernels import pick_legal, shuffle, splitmix64
 
+__all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_RESERVED", "CARD_BONUS", "CARD_COST",
+           "CARD_LEVEL", "CARD_POINTS", "CHOOSE_NOBLE", "COLOURS", "CURRENT", "DECK", "DECK_DRAWN",
+           "DEFAULT_MAX_PLIES", "FINAL_ROUND", "GEMS_PER_COLOUR", "GOLD", "GOLD_TOKENS", "LEVEL_SIZE", "LEVEL_START",
+           "MAIN", "MARKET", "MAX_PLAYERS", "MAX_PLIES_AT", "MAX_PLY_VALUE", "MAX_RESERVED", "MAX_TABLE_NOBLES",
+           "NOBLE", "NOBLE_POINTS", "NUM_ACTIONS", "NUM_CARDS", "NUM_NOBLES", "NUM_PLAYERS_AT", "OVER", "PAIRS",
+           "PAIR_BITS", "PASS", "PASSES", "PHASE", "PHASE_NAMES", "PLAYERS", "PLAYING", "PLY", "P_BLIND", "P_BONUS",
+           "P_BOUGHT", "P_NOBLES", "P_NRESERVED", "P_POINTS", "P_RESERVED", "P_SIZE", "P_TOKENS", "RESERVE",
+           "RESERVE_DECK", "RETURN", "RETURN_TOKEN", "RNG", "SLOTS_PER_LEVEL", "START", "STATE_DTYPE", "STATE_SIZE",
+           "STATUS", "TABLE_NOBLES", "TAKE1", "TAKE2_DIFF", "TAKE2_SAME", "TAKE3", "TOKEN_LIMIT", "TOKEN_NAMES",
+           "TRIPLES", "TRIPLE_BITS", "TRUNCATED", "WIN_POINTS", "apply_action", "checked_step", "determinize_state",
+           "end_reward", "get_wide", "legal_mask", "legal_masks_batch", "level_of", "new_states", "noble_qualifies",
+           "play_random_batch", "play_random_until", "player_base", "random_below", "random_step", "reset_batch",
+           "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random", "tables", "tokens_held",
+           "winners_into"]
+
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
 TOKEN_NAMES = COLOURS + ("gold",)
@@ -151,7 +166,7 @@ def tokens_held(state, p):
 
 
 @njit(cache=True, inline="always")
-def has_bought(state, p, card):
+def _has_bought(state, p, card):
     w = state[BOUGHT_BITS + p * BOUGHT_WORDS + card // BITS_PER_WORD]
     return (w >> (card % BITS_PER_WORD)) & 1
 
@@ -166,8 +181,8 @@ def level_of(card):
 
 
 @njit(cache=True, inline="always")
-def buying_power(state, p):
-    """``p``'s tokens plus bonuses per colour, and their gold: what ``affords`` compares costs with."""
+def _buying_power(state, p):
+    """``p``'s tokens plus bonuses per colour, and their gold: what ``_affords`` compares costs with."""
     b = player_base(p)
     t = b + P_TOKENS
     k = b + P_BONUS
@@ -177,8 +192,8 @@ def buying_power(state, p):
 
 
 @njit(cache=True, inline="always")
-def affords(card, power, gold, cards):
-    """Whether ``power`` (see ``buying_power``) pays for ``card``, gold covering the shortfall."""
+def _affords(card, power, gold, cards):
+    """Whether ``power`` (see ``_buying_power``) pays for ``card``, gold covering the shortfall."""
     c = CARD_COST
     short = (max(cards[card, c] - power[0], 0) + max(cards[card, c + 1] - power[1], 0)
              + max(cards[card, c + 2] - power[2], 0) + max(cards[card, c + 3] - power[3], 0)
@@ -197,7 +212,7 @@ def noble_qualifies(state, p, noble, nobles):
 
 # --- RNG (splitmix64, for seeding and playouts) ----------------------------------------
 @njit(cache=True, inline="always")
-def load_rng(state):
+def _load_rng(state):
     x = np.uint64(0)
     for i in range(4):
         x |= np.uint64(np.uint16(state[RNG + i])) << np.uint64(16 * i)
@@ -205,7 +220,7 @@ def load_rng(state):
 
 
 @njit(cache=True, inline="always")
-def store_rng(state, x):
+def _store_rng(state, x):
     for i in range(4):
         state[RNG + i] = np.int16(np.uint16((x >> np.uint64(16 * i)) & np.uint64(0xFFFF)))
 
@@ -214,15 +229,15 @@ def store_rng(state, x):
 def seed_rng(state, seed):
     """Seed the playout RNG words from a 64-bit seed."""
     _, z = splitmix64(np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03))
-    store_rng(state, z)
+    _store_rng(state, z)
 
 
 @njit(cache=True)
 def random_below(state, n):
     """Uniform int in [0, n) from the game's own RNG words (used by random playouts)."""
-    x = load_rng(state)
+    x = _load_rng(state)
     x, z = splitmix64(x)
-    store_rng(state, x)
+    _store_rng(state, x)
     return np.int64(z % np.uint64(n))
 
 
@@ -309,7 +324,7 @@ def legal_mask(state, cards, nobles, mask):
             if stock >> c & 1:
                 mask[TAKE1 + c] = 1
                 n += 1
-    power, gold = buying_power(state, p)
+    power, gold = _buying_power(state, p)
     can_reserve = state[b + P_NRESERVED] < MAX_RESERVED
     for s in range(12):
         card = state[MARKET + s]
@@ -317,7 +332,7 @@ def legal_mask(state, cards, nobles, mask):
             if can_reserve:
                 mask[RESERVE + s] = 1
                 n += 1
-            if affords(card, power, gold, cards):
+            if _affords(card, power, gold, cards):
                 mask[BUY + s] = 1
                 n += 1
     if can_reserve:
@@ -326,7 +341,7 @@ def legal_mask(state, cards, nobles, mask):
                 mask[RESERVE_DECK + lv] = 1
                 n += 1
     for i in range(state[b + P_NRESERVED]):
-        if affords(state[b + P_RESERVED + i], power, gold, cards):
+        if _affords(state[b + P_RESERVED + i], power, gold, cards):
             mask[BUY_RESERVED + i] = 1
             n += 1
     if n == 0:
@@ -574,7 +589,7 @@ def step_vs_random(state, action, seat, cards, nobles, mask):
 
 
 @njit(cache=True)
-def play_random(state, cards, nobles):
+def _play_random(state, cards, nobles):
     """Play uniformly random legal moves until the game ends; return the number of actions."""
     mask = np.zeros(NUM_ACTIONS, np.bool_)
     steps = 0
@@ -632,10 +647,10 @@ def play_random_batch(states, cards, nobles, steps, parallel=True):
     """Play every game to its end with random legal moves; ``steps[i]`` gets game ``i``'s action count."""
     if parallel:
         for i in prange(states.shape[0]):
-            steps[i] = play_random(states[i], cards, nobles)
+            steps[i] = _play_random(states[i], cards, nobles)
     else:
         for i in range(states.shape[0]):
-            steps[i] = play_random(states[i], cards, nobles)
+            steps[i] = _play_random(states[i], cards, nobles)
 
 
 # --- hidden information ----------------------------------------------------------------

@@ -1,0 +1,209 @@
+"""The run folder's doors (issue 15): every record is checked when a run is resumed, one run holds a run
+folder at a time, and a config or a disk that fails is one line naming the file, with the finished games
+kept."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tabletop_rl.arena import load_games, run_arena
+from tabletop_rl.arena.results import GAMES_FILE
+from tabletop_rl.cli import main
+
+COMMAND = [shutil.which("tabletop")] if shutil.which("tabletop") else [sys.executable, "-m", "tabletop_rl.cli"]
+ENV = {**os.environ, "NO_COLOR": "1"}
+RUN = {"game": "splendor", "players": ["random", "greedy"], "games": 6, "seed": 3, "jobs": 1, "progress": False}
+
+
+def tabletop(*args: str, timeout: float = 120, **popen) -> subprocess.CompletedProcess:
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=ENV, timeout=timeout, **popen)
+
+
+def one_line_error(stderr: str, *names: str, after_progress: bool = False) -> str:
+    """The stderr of a refused command: one line, no traceback, naming each of ``names``; with
+    ``after_progress`` the error is the last line, after the run's own progress lines."""
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and (len(lines) == 1 or after_progress and lines), stderr
+    if after_progress:
+        assert all(line.startswith(("arena ", "games ")) for line in lines[:-1]), stderr
+        lines = lines[-1:]
+    for name in names:
+        assert name in lines[0], lines[0]
+    return lines[0]
+
+
+def finished_run(out: Path) -> list[str]:
+    """A finished run of 6 games in ``out``; its lines, in file order."""
+    run_arena(out=out, **RUN)
+    return (out / GAMES_FILE).read_text().splitlines(keepends=True)
+
+
+# --- 1. every record is checked on resume -----------------------------------------------------------------
+BAD_RECORDS = {
+    "only an index": (lambda r: {"index": 3}, 'lacks "game"'),
+    "no error key": (lambda r: {k: v for k, v in r.items() if k != "error"}, 'lacks "error"'),
+    "index as text": (lambda r: {**r, "index": str(r["index"])}, '"index" must be'),
+    "seats not a list": (lambda r: {**r, "seats": "random"}, '"seats" must be'),
+    "moves not a list": (lambda r: {**r, "moves": 5}, '"moves" must be'),
+    "scores of text": (lambda r: {**r, "scores": ["a", "b"]}, '"scores" must be'),
+    "scores too short": (lambda r: {**r, "scores": r["scores"][:1]}, '"scores" must be'),
+    "error a number": (lambda r: {**r, "error": 1}, '"error" must be'),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_RECORDS))
+def test_a_line_that_is_no_game_record_stops_the_resume_naming_file_and_line(tmp_path, name):
+    lines = finished_run(tmp_path)
+    spoil, reason = BAD_RECORDS[name]
+    bad = json.dumps(spoil(json.loads(lines[3]))) + "\n"
+    (tmp_path / GAMES_FILE).write_text(lines[0] + lines[1] + bad + lines[2])  # game 3 on line 3, then game 2
+    before = (tmp_path / GAMES_FILE).read_bytes()
+    with pytest.raises(ValueError, match=f"{GAMES_FILE}:3: not a game record: .*{reason}") as caught:
+        run_arena(out=tmp_path, resume=True, **RUN)
+    assert str(tmp_path) in str(caught.value) and "\n" not in str(caught.value)
+    assert (tmp_path / GAMES_FILE).read_bytes() == before, "a refused file is left as it was"
+
+
+def test_a_record_that_is_no_game_record_is_one_line_at_the_command_line(tmp_path, capsys):
+    lines = finished_run(tmp_path)
+    (tmp_path / GAMES_FILE).write_text(lines[0] + '{"index": 1}\n' + lines[2])
+    assert main(["arena", "splendor", "--out", str(tmp_path), "--resume"]) == 2
+    one_line_error(capsys.readouterr().err, f"{tmp_path / GAMES_FILE}:2: not a game record")
+
+
+def test_a_record_of_another_run_is_refused(tmp_path):
+    lines = finished_run(tmp_path)
+    stranger = {**json.loads(lines[1]), "seed": json.loads(lines[1])["seed"] + 1}
+    (tmp_path / GAMES_FILE).write_text(lines[0] + json.dumps(stranger) + "\n" + lines[2])
+    with pytest.raises(ValueError, match=f"{GAMES_FILE}:2: game 1 is not this run's game 1"):
+        run_arena(out=tmp_path, resume=True, **RUN)
+
+
+def test_only_a_torn_last_line_is_repaired_and_that_game_played_again(tmp_path):
+    lines = finished_run(tmp_path)
+    (tmp_path / GAMES_FILE).write_text("".join(lines[:5]) + lines[5][:-1])  # game 5 lost its newline
+    with pytest.warns(UserWarning, match=f"{GAMES_FILE}:6: ignoring a torn last line"):
+        summary = run_arena(out=tmp_path, resume=True, **RUN)
+    assert summary["games"] == 6 and sorted(r["index"] for r in load_games(tmp_path)) == list(range(6))
+
+
+# --- 2. one run per run folder at a time --------------------------------------------------------------------
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_a_second_run_on_a_busy_run_folder_is_refused_naming_the_holder(tmp_path):
+    out, games = tmp_path / "run", 60
+    args = ["arena", "splendor", "--players", "random,greedy", "--games", str(games), "--seed", "1", "--jobs", "1",
+            "--out", str(out)]
+    first = subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                             start_new_session=True)
+    tries: list[subprocess.Popen] = []
+    try:
+        deadline = time.monotonic() + 60
+        while _lines(out / GAMES_FILE) < 1 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.killpg(first.pid, signal.SIGSTOP)  # paused part-way, as a slow run would be: it still holds the folder
+        assert first.poll() is None and 1 <= _lines(out / GAMES_FILE) < games, "the first run must be under way"
+        tries = [subprocess.Popen([*COMMAND, *more], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                 for more in (["arena", "splendor", "--out", str(out), "--resume"], args)]  # a resume, a new run
+        second, again = (subprocess.CompletedProcess(p.args, p.wait(timeout=60), *p.communicate()) for p in tries)
+        os.killpg(first.pid, signal.SIGCONT)
+        _, first_err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)  # the run and anything it started
+        for process in [first, *tries]:
+            if process.poll() is None:
+                process.kill()
+            process.wait(timeout=30)
+    for refused in (second, again):
+        assert refused.returncode != 0, refused.stderr
+        holder = f"run folder {out} is in use by pid {first.pid} on {socket.gethostname()} since "
+        one_line_error(refused.stderr, holder)
+    assert first.returncode == 0, first_err
+    indices = [r["index"] for r in load_games(out)]
+    assert sorted(indices) == list(range(games)), "the first run wrote each scheduled game once"
+    resumed = tabletop("arena", "splendor", "--out", str(out), "--resume", timeout=60)
+    assert resumed.returncode == 0 and f"resuming: {games} done" in resumed.stderr, "the lock goes with its run"
+
+
+# --- 3. a config or a disk that fails is one line naming the file ------------------------------------------
+@pytest.mark.parametrize("content, reason", [("[1, 2]\n", "not a JSON object"),
+                                             ('{"game": "splendor", \n', "not JSON"),
+                                             ('{"players": 5}\n', '"players"'),
+                                             (None, "Is a directory")])
+def test_a_bad_config_is_one_line_naming_it(tmp_path, content, reason):
+    config = tmp_path / "config.json"
+    if content is None:
+        config.mkdir()
+    else:
+        config.write_text(content)
+    result = tabletop("arena", "splendor", "--out", str(tmp_path), "--resume")
+    assert result.returncode != 0
+    one_line_error(result.stderr, str(config), reason)
+
+
+def _at_most(limit: int):
+    """A child whose files cannot grow past ``limit`` bytes: writes beyond fail with EFBIG, as on a full disk."""
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return cap
+
+
+@pytest.mark.parametrize("limit, file", [(60, "config.json"), (5000, GAMES_FILE)])
+def test_a_write_that_fails_is_one_line_naming_the_file_and_keeps_every_finished_game(tmp_path, limit, file):
+    out = tmp_path / "run"
+    args = ["arena", "splendor", "--players", "random,greedy", "--games", "6", "--seed", "2", "--jobs", "1",
+            "--out", str(out)]
+    failed = tabletop(*args, preexec_fn=_at_most(limit))
+    assert failed.returncode != 0
+    one_line_error(failed.stderr, str(out / file), "File too large", after_progress=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no torn line was left behind
+        kept = load_games(out)
+    if file == GAMES_FILE:
+        assert kept and all(line.endswith("\n") for line in (out / GAMES_FILE).read_text().splitlines(True))
+        finished = tabletop("arena", "splendor", "--out", str(out), "--resume")
+        assert finished.returncode == 0 and f"resuming: {len(kept)} done" in finished.stderr
+    else:
+        assert not (out / "config.json").exists(), "no half-written config is left to block the next run"
+        finished = tabletop(*args)
+        assert finished.returncode == 0, finished.stderr
+    assert sorted(r["index"] for r in load_games(out)) == list(range(6))
+
+
+def test_a_full_disk_while_appending_is_one_line_and_keeps_the_games_before(tmp_path, monkeypatch):
+    real_fsync, synced = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(GAMES_FILE):
+            synced.append(fd)
+            if len(synced) == 3:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    message = re.escape(f"cannot write {tmp_path / GAMES_FILE}: No space left on device")
+    with pytest.raises(OSError, match=message) as caught:
+        run_arena(out=tmp_path, **RUN)
+    assert isinstance(caught.value, ValueError) and "\n" not in str(caught.value), "the command line's one line"
+    assert caught.value.errno == errno.ENOSPC
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert len(load_games(tmp_path)) == 2, "the two games made durable are kept, the third is cut off"
+    assert run_arena(out=tmp_path, resume=True, **RUN)["games"] == 6
