@@ -43,7 +43,7 @@ def below(rng, n):
     return np.int64(z % np.uint64(n))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined: no compile of its own on a cold start
 def shuffle(values, rng):
     """Fisher-Yates: permute ``values`` in place uniformly, drawing with ``below(rng, ...)``."""
     for i in range(values.shape[0] - 1, 0, -1):
