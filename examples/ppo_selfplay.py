@@ -14,6 +14,7 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,14 @@ if __name__ == "__main__":  # the guard matters: the arena's worker processes im
 
     # 1. Train: checkpoints, eval.csv, TensorBoard logs and config.json go to --out.
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)})
-    final = train(config)
+    try:
+        final = train(config)
+    except ModuleNotFoundError as e:  # the [train] extra is missing: one line, not a traceback
+        if (e.name or "").split(".")[0] not in ("torch", "stable_baselines3", "sb3_contrib"):
+            raise
+        sys.exit(f"ppo_selfplay.py: error: {e.name} is not installed; this needs the [train] extra: "
+                 'pip install -e ".[train]" (CPU-only machines: install torch==2.13.0, CPU build, first; '
+                 "see the README)")
     print(f"trained model: {final}")
 
     # 2. Tournament: the model (as the policy spec "ppo:PATH") against the baselines, every pairing.

@@ -266,3 +266,65 @@ def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_an
         assert f"P{1 - seat} ({record['seats'][1 - seat]}) played" not in seen.stdout
     bad = tabletop("replay", str(out), "--game", "3", "--seat", "2")
     assert bad.returncode == 2 and "--seat must be in 0..1" in bad.stderr
+
+
+# --- issue 15, item 17 ------------------------------------------------------------------------------
+#: Runs Python with torch, stable-baselines3 and sb3_contrib hidden, as on a machine without the [train] extra.
+_HIDE_TRAIN = (
+    "import sys, runpy\n"
+    "class _Hide:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] in ('torch', 'sb3_contrib', 'stable_baselines3'):\n"
+    "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
+    "sys.meta_path.insert(0, _Hide())\n"
+    "target = sys.argv[1]; sys.argv = sys.argv[1:]\n"
+    "if target == 'tabletop':\n"
+    "    from tabletop_rl.cli import main; sys.exit(main(sys.argv[1:]))\n"
+    "runpy.run_path(target, run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize("args", [
+    ["tabletop", "train", "splendor", "--steps", "64"],
+    [str(Path(__file__).resolve().parents[1] / "examples" / "ppo_selfplay.py"), "--steps", "64"],
+])
+def test_training_without_the_train_extra_names_it_in_one_line(tmp_path, args):
+    result = subprocess.run([sys.executable, "-c", _HIDE_TRAIN, *args], capture_output=True, text=True,
+                            cwd=tmp_path, env=ENV, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and "[train]" in lines[0] and 'pip install -e ".[train]"' in lines[0]
+
+
+def test_serve_help_shows_the_service_help():
+    result = tabletop("serve", "--help")
+    assert result.returncode == 0 and "invalid choice" not in result.stderr
+    assert "klaverjas" in result.stdout
+
+
+def test_play_help_lists_every_playable_game():
+    result = tabletop("play", "--help")
+    assert result.returncode == 0 and re.search(r"\{[^}]*space-conquest[^}]*\}", result.stdout), result.stdout
+    assert re.search(r"\{[^}]*splendor[^}]*\}", result.stdout)
+
+
+@pytest.mark.parametrize("command", [["llm-match", "splendor", "--p0", "random", "--p1", "greedy"],
+                                     ["arena", "splendor", "--players", "random,greedy"]])
+@pytest.mark.parametrize("games", ["0", "-3"])
+def test_non_positive_games_is_refused_in_one_line(tmp_path, command, games):
+    result = tabletop(*command, "--games", games, "--out", str(tmp_path / "run"), cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "--games must be positive" in lines[0], result.stderr
+    assert not (tmp_path / "run" / "games.jsonl").exists()
+
+
+def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    result = tabletop("train", "splendor", "--steps", "20", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32",
+                      "--eval-games", "2", "--eval-every", "1000000", "--checkpoint-every", "1000000",
+                      "--out", str(tmp_path / "run"), cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    shown = re.findall(r"([\d,]+) / ([\d,]+) steps", result.stderr)
+    assert shown and all(target == "32" for _, target in shown), result.stderr  # 20 rounded up to 2 x 16
+    assert shown[-1][0] == "32" and "--steps 20 rounded up to 32" in result.stderr
+    assert "rounded up to whole rollouts" in tabletop("train", "--help").stdout

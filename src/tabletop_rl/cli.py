@@ -37,11 +37,29 @@ _DEFAULT_PLAYERS = {
 #: Games a person can play in the terminal: one seat, seeing only that seat (a Klaverjas "player" in
 #: the arena is a team of two seats, so it is not offered).
 _TERMINAL_GAMES = ("splendor",)
+#: Terminal games with their own arguments (``tabletop play <game> --help``), run through ``_DELEGATED``.
+_DELEGATED_TERMINAL_GAMES = ("space-conquest",)
+#: The modules of the [train] extra; a missing one is named in one line, not a traceback.
+_TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
+_TRAIN_EXTRA_HINT = 'needs the [train] extra: pip install -e ".[train]" (CPU-only machines: install torch==2.13.0, ' \
+                   'CPU build, first; see the README)'
 _DEFAULT_JOBS = 2
 
 
 class _UsageError(ValueError):
     """Bad command-line arguments found after parsing (exit status 2, like argparse's own errors)."""
+
+
+def _check_games(games: int | None) -> None:
+    """Refuse a non-positive ``--games`` (0 would otherwise fall back to a default count)."""
+    if games is not None and games <= 0:
+        raise _UsageError(f"--games must be positive, got {games}")
+
+
+def _missing_train_extra(error: ModuleNotFoundError) -> str | None:
+    """The one-line message for a module of the [train] extra that is not installed, else None."""
+    name = (error.name or "").split(".")[0]
+    return f"{name} is not installed; this {_TRAIN_EXTRA_HINT}" if name in _TRAIN_MODULES else None
 
 
 def split_specs(text: str) -> list[str]:
@@ -114,6 +132,7 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
 
 
 def _arena(args: argparse.Namespace) -> int:
+    _check_games(args.games)
     if args.resume and args.out is None:
         raise _UsageError("--resume needs --out DIR, the run to continue")
     old = (read_config(args.out) or {}) if args.resume else {}
@@ -184,6 +203,7 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
 
 
 def _llm_match(args: argparse.Namespace) -> int:
+    _check_games(args.games)
     if args.p3 and not args.p2:
         raise _UsageError("--p3 needs --p2 (seats are filled in order)")
     if args.resume and args.out is None:
@@ -209,7 +229,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
                     "the legal moves, numbered: answer with a number or a move name. help, board, quit "
                     "(saves the game for --load). Space Conquest has its own options: "
                     "tabletop play space-conquest --help.")
-    p.add_argument("game", choices=_TERMINAL_GAMES)
+    p.add_argument("game", choices=(*_TERMINAL_GAMES, *_DELEGATED_TERMINAL_GAMES))
     p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
                    "(default greedy)")
     p.add_argument("--players", type=int, metavar="N", help="players in the game (default 2)")
@@ -281,14 +301,37 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    final = train(config_from_args(args))
+    config = config_from_args(args)
+    try:
+        final = train(config)
+    except ModuleNotFoundError as e:
+        message = _missing_train_extra(e)
+        if message is None:
+            raise
+        print(f"{args.prog}: error: {message}", file=sys.stderr)
+        return 1
     print(f"final model: {final} (play it with the policy spec ppo:{final})")
     return 0
 
 
+# --- serve ------------------------------------------------------------------------------------------
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "serve", help="an HTTP service for a game (Klaverjas's best-card service; needs the [serve] extra)",
+        description="Run a game's HTTP service. Its options: tabletop serve klaverjas --help.")
+    p.add_argument("game", choices=["klaverjas"])
+    p.set_defaults(func=_serve, prog=p.prog)
+
+
+def _serve(args: argparse.Namespace) -> int:  # reached only without arguments after the game: delegate
+    module, _, function = _DELEGATED[("serve", args.game)].partition(":")
+    status: int = getattr(importlib.import_module(module), function)([])
+    return status
+
+
 # Each entry adds one sub-command.
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
-    _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train)
+    _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train, _add_serve)
 #: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
 _DELEGATED = {
     ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",

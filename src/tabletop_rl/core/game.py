@@ -24,12 +24,14 @@ simultaneous moves (``simultaneous = True``) writes it itself.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "dense_ranks", "entry_moves", "quote",
-           "step_entry"]
+__all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks", "entry_moves",
+           "quote", "step_entry"]
+
 
 #: Error messages quote at most this many characters of what the user gave.
 _QUOTE_LIMIT = 80
@@ -41,8 +43,29 @@ def quote(value: Any, limit: int = _QUOTE_LIMIT) -> str:
     >>> quote("x" * 1000)[-30:]
     'xxxxxxxxx... (1002 characters)'
     """
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int past str()'s digit limit, or a deeply nested list
+        size = f"{value.bit_length()}-bit integer" if isinstance(value, int) else type(value).__name__
+        return f"<{size}, too large to show>"
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def as_index(value: Any, what: str = "action") -> int:
+    """``value`` as a Python int when it is an integer (a Python or numpy integer, or a 0-d integer array);
+    ``ValueError`` naming ``what`` for anything else: floats, bools, strings, arrays of another shape.
+
+    >>> as_index(np.int64(3)), as_index(np.array(4))
+    (3, 4)
+    """
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind not in "iu"):
+        raise ValueError(f"{what} must be an integer, got {quote(value)}")
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"{what} must be an integer, got {quote(value)}") from None
 
 
 class IllegalActionError(ValueError):

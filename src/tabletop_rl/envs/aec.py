@@ -27,6 +27,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import (
     check_choice,
     check_num_players,
@@ -104,7 +105,7 @@ class TabletopAEC(AECEnv):
         try:
             seat = self._seat[agent]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}") from None
+            raise ValueError(f"unknown agent {quote(agent)}; agents are {self.possible_agents}") from None
         return {"observation": self.game.observe(seat), "action_mask": self.game.seat_mask(seat, np.int8)}
 
     def step(self, action: int | str) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit, prange
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import check_seat, load_position, reward_mode
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_action
@@ -199,7 +200,7 @@ def _kind(opponent: str | _OpponentHook) -> int:
     if callable(opponent):
         return EXTERNAL
     if opponent not in _OPPONENT_KINDS:
-        raise ValueError(f"opponent must be 'random', 'greedy' or a callable hook, got {opponent!r}")
+        raise ValueError(f"opponent must be 'random', 'greedy' or a callable hook, got {quote(opponent)}")
     return _OPPONENT_KINDS[opponent]
 
 
@@ -225,7 +226,7 @@ class SplendorVectorEnv(VectorEnv):
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
                  reward: str = "win", parallel: bool = True, copy: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+            raise ValueError(f"num_envs must be a positive integer, got {quote(num_envs)}")
         SplendorGame(num_players, seed=0)  # checks num_players
         check_max_plies(max_plies, minimum=num_players)  # every seat acts in each game
         check_seat(seat, num_players, other="random")
@@ -280,9 +281,7 @@ class SplendorVectorEnv(VectorEnv):
         """Apply the learners' actions (every one must be legal) and play on to each learner's next turn."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions, np.int64).reshape(-1)
-        if actions.shape[0] != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
+        actions = _checked_actions(actions, self.num_envs)
         bad = _first_illegal(actions, self._masks)
         if bad >= 0:
             raise IllegalActionError(f"env {bad}: {_why_illegal(self.states[bad], int(actions[bad]))}")
@@ -370,6 +369,25 @@ class SplendorVectorEnv(VectorEnv):
         for i in range(self.num_envs):
             R.seed_rng(self.states[i], int(seeds[i]))
             self.seats[i] = _episode_seat(self.states[i], self.seat_option)
+
+
+def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
+    """``actions`` as ``int64[num_envs]``: integers only (no floats, bools or strings), one per game (a
+    ``(num_envs, 1)`` column is taken too); ``ValueError`` for anything else."""
+    try:
+        arr = np.asarray(actions)
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(f"actions must be {num_envs} integer action ids, got {quote(actions)}") from None
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise ValueError(f"actions must be integer action ids, got {arr.dtype} values {quote(actions)}")
+    if arr.shape not in ((num_envs,), (num_envs, 1)):
+        raise ValueError(f"expected {num_envs} actions (shape ({num_envs},)), got shape {arr.shape}")
+    arr = arr.reshape(-1)
+    outside = np.flatnonzero((arr < 0) | (arr >= R.NUM_ACTIONS))
+    if outside.size:
+        k = int(outside[0])
+        raise IllegalActionError(f"env {k}: action {quote(int(arr[k]))} is out of range 0..{R.NUM_ACTIONS - 1}")
+    return arr.astype(np.int64)
 
 
 def _why_illegal(state: np.ndarray, action: int) -> str:

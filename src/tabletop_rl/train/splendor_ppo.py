@@ -44,7 +44,8 @@ def _knob(default: Any, help: str) -> Any:
 class TrainConfig:
     """Every knob of ``tabletop train splendor``; each field is the flag of the same name."""
 
-    steps: int = _knob(2_000_000, "learner steps to train for (env-steps of the learning seat)")
+    steps: int = _knob(2_000_000, "learner steps to train for (env-steps of the learning seat), rounded up to whole "
+                                 "rollouts of num_envs x n_steps; the progress line shows the rounded target")
     out: str = _knob("runs/ppo", "folder for checkpoints, eval.csv, TensorBoard logs and config.json")
     players: int = _knob(2, "players per game (2-4)")
     num_envs: int = _knob(256, "games stepped together")
@@ -259,6 +260,11 @@ def train(cfg: TrainConfig) -> Path:
     callback = _SelfPlayCallback(cfg, env, pool, mix, rng, out, BaseCallback)
     remaining = cfg.steps - model.num_timesteps
     start, first_step = time.perf_counter(), model.num_timesteps
+    rollout = cfg.num_envs * cfg.n_steps  # PPO trains whole rollouts: the target rounds up to one
+    callback.target = first_step + -(-max(remaining, 0) // rollout) * rollout
+    if remaining > 0 and callback.target != cfg.steps and cfg.progress:
+        print(f"--steps {cfg.steps:,} rounded up to {callback.target:,} (whole rollouts of {cfg.num_envs} games x "
+              f"{cfg.n_steps} steps = {rollout:,})", file=sys.stderr)
     if remaining > 0:
         model.learn(total_timesteps=remaining, callback=callback.sb3, reset_num_timesteps=not cfg.resume)
     seconds = time.perf_counter() - start
@@ -282,6 +288,7 @@ class _SelfPlayCallback:
         self.evaluated_at = -1
         self.start = time.perf_counter()
         self.start_steps: int | None = None
+        self.target = cfg.steps  # the step count training stops at: --steps rounded up to whole rollouts
         self._csv = (out / "eval.csv").open("a", newline="")
         self._writer = csv.writer(self._csv)
         owner = self
@@ -338,7 +345,7 @@ class _SelfPlayCallback:
         seconds = time.perf_counter() - self.start
         done = model.num_timesteps - (self.start_steps or 0)
         share = model.get_env().seconds / seconds if seconds else 0.0
-        print(f"\r{model.num_timesteps:>11,} / {self.cfg.steps:,} steps  {done / seconds:,.0f} steps/s  "
+        print(f"\r{model.num_timesteps:>11,} / {self.target:,} steps  {done / seconds:,.0f} steps/s  "
               f"env {share:.0%}  eval: {self.latest or '-'}   ", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:

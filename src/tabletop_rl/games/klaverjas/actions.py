@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import rules as R
 
 __all__ = ["MOVE_HELP", "move_id", "move_name"]
@@ -39,5 +40,5 @@ def move_id(name: str) -> int:
     try:
         return R.card_id(text)
     except ValueError:
-        raise ValueError(f"unknown klaverjas move {name[:40]!r}; moves are cards (10H, JS), trump:C|D|H|S, "
+        raise ValueError(f"unknown klaverjas move {quote(name)}; moves are cards (10H, JS), trump:C|D|H|S, "
                          "pass, accept, kraak, rekraak") from None

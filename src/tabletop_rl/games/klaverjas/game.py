@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
+from tabletop_rl.core.game import IllegalActionError, TurnBased, as_index, dense_ranks, quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
@@ -50,7 +50,7 @@ class KlaverjasGame(TurnBased):
     def new(cls, seed: int, num_players: int = 2, max_plies: int | None = None, **options: Any) -> KlaverjasGame:
         """A freshly dealt match; ``ValueError`` naming a bad option (``max_plies`` is not used)."""
         if num_players != 2:
-            raise ValueError(f"klaverjas is played by 2 players (partnerships), got {num_players!r}")
+            raise ValueError(f"klaverjas is played by 2 players (partnerships), got {quote(num_players)}")
         return cls(R.new_state(seed=seed, **options))
 
     @staticmethod
@@ -82,7 +82,7 @@ class KlaverjasGame(TurnBased):
 
     def step(self, action: int | str) -> None:
         """Play ``action`` (id or name) for the seat to act; ``IllegalActionError`` leaves the match as it was."""
-        action = self.move_id(action) if isinstance(action, str) else int(action)
+        action = self.move_id(action) if isinstance(action, str) else as_index(action)
         if not 0 <= action < R.NUM_ACTIONS or not R.checked_step(self.state, action, self.legal_mask()):
             raise IllegalActionError(self.explain_illegal(action), game=self.name, seat=self.current_player)
 

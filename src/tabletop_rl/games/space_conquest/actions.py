@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.games.space_conquest import rules as R
 
 __all__ = ["MOVE_HELP", "OrderCheck", "check_orders", "describe_orders", "event_dict", "move_dict", "possible_event",
@@ -68,7 +69,7 @@ def star_index(name: Any) -> int:
     """
     if isinstance(name, str) and name.strip().lower() in _BY_NAME:
         return _BY_NAME[name.strip().lower()]
-    raise ValueError(f"unknown star {name!r} (stars are A-{R.LETTERS[-1]})")
+    raise ValueError(f"unknown star {quote(name)} (stars are A-{R.LETTERS[-1]})")
 
 
 def _parse_moves(orders: Any) -> list[Any]:
@@ -90,7 +91,7 @@ def _check_move(state: np.ndarray, player: int, move: Any) -> tuple[int, int, in
     origin, dest = star_index(move["from"]), star_index(move["to"])
     ships = move["ships"]
     if isinstance(ships, bool) or not isinstance(ships, (int, np.integer)) or ships <= 0:
-        raise ValueError(f"ships must be a positive integer, got {ships!r}")
+        raise ValueError(f"ships must be a positive integer, got {quote(ships)}")
     if origin == dest:
         raise ValueError(f"origin and destination are both {R.LETTERS[origin]}")
     base = R.star_at(origin)

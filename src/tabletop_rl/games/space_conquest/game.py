@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import dense_ranks
+from tabletop_rl.core.game import dense_ranks, quote
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import (
@@ -41,16 +41,16 @@ def _seed_int(seed: int | None) -> int:
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
     return int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
 def _check_settings(max_turns: Any, loss_model: Any) -> None:
     """``ValueError`` naming a bad turn cap or loss model."""
     if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
-        raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        raise ValueError(f"max_turns must be a positive integer, got {quote(max_turns)}")
     if loss_model not in R.LOSS_MODELS:
-        raise ValueError(f"loss_model must be one of {', '.join(R.LOSS_MODELS)}, got {loss_model!r}")
+        raise ValueError(f"loss_model must be one of {', '.join(R.LOSS_MODELS)}, got {quote(loss_model)}")
 
 
 class SpaceConquestGame:
@@ -92,7 +92,7 @@ class SpaceConquestGame:
             loss_model: str = "flat") -> SpaceConquestGame:
         """The contract's constructor: ``max_plies`` is the turn cap (None: the default)."""
         if num_players != R.NUM_PLAYERS:
-            raise ValueError(f"space-conquest is played by 2 players, got {num_players!r}")
+            raise ValueError(f"space-conquest is played by 2 players, got {quote(num_players)}")
         return cls(seed, R.DEFAULT_MAX_TURNS if max_plies is None else max_plies, loss_model)
 
     @staticmethod
@@ -301,12 +301,21 @@ class SpaceConquestGame:
         if isinstance(text_or_dict, (str, bytes)):
             try:
                 data = json.loads(text_or_dict)
+            except RecursionError:
+                raise ValueError("save is not valid JSON: nested too deeply") from None
             except json.JSONDecodeError as e:
                 raise ValueError(f"save is not valid JSON: {e.msg} at position {e.pos}") from None
         return cls.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: dict) -> SpaceConquestGame:
+        try:
+            return cls._from_dict(data)
+        except RecursionError:
+            raise ValueError("save: nested too deeply") from None
+
+    @classmethod
+    def _from_dict(cls, data: dict) -> SpaceConquestGame:
         if not isinstance(data, dict) or data.get("format") != _SAVE_FORMAT:
             raise ValueError(f"not a Space Conquest save (expected format {_SAVE_FORMAT!r})")
         missing = {"seed", "max_turns", "loss_model", "history", "errors", "state", "log"} - set(data)
@@ -342,9 +351,14 @@ class SpaceConquestGame:
         return f"SpaceConquestGame(seed={self.seed}, turn={self.turn}, over={self.is_over})"
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _int_list(values: Any, name: str) -> list[int]:
     if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise ValueError(f"save: {name} must be a list of integers")
+    if any(not _INT64_MIN <= v <= _INT64_MAX for v in values):
+        raise ValueError(f"save: {name} holds an integer outside the 64-bit range")
     if len(values) > R.STATE_SIZE or (name == "state" and len(values) < R.FLEETS):
         raise ValueError(f"save: {name} has a wrong length ({len(values)})")
     return values
@@ -360,8 +374,8 @@ def _load_history(game: SpaceConquestGame, history: Any) -> None:
             if len(turn) != R.NUM_PLAYERS or any(len(seat) > R.MAX_ORDERS for seat in turn):
                 raise ValueError
             game._set_orders([[(star_index(o), star_index(d), _positive(n)) for o, d, n in seat] for seat in turn])
-        except (TypeError, ValueError):
-            raise ValueError(f"save: bad history entry {turn!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"save: bad history entry {quote(turn)}") from None
         game.record_orders()
 
 
@@ -390,7 +404,7 @@ def _load_log(game: SpaceConquestGame, log: Any) -> None:
     rows = [_int_list(row, "log") for row in log]
     for row in rows:
         if len(row) != R.E_SIZE or not possible_event(row):
-            raise ValueError(f"save: impossible event {row}")
+            raise ValueError(f"save: impossible event {quote(row)}")
     game.log[0, 0] = len(rows)
     if rows:
         game.log[1:len(rows) + 1] = rows

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from tabletop_rl.core.game import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["ACTION_NAMES", "MOVE_HELP", "NUM_ACTIONS", "as_action", "kind", "move_id", "move_name"]
@@ -37,11 +38,9 @@ _IDS = {name: i for i, name in enumerate(ACTION_NAMES)}
 
 def move_name(action: int) -> str:
     """Text name of an action id, e.g. ``move_name(71) == "pass"``."""
-    if isinstance(action, bool) or not isinstance(action, int) and not hasattr(action, "__index__"):
-        raise ValueError(f"action must be an integer id, got {action!r}")
-    a = int(action)
+    a = as_index(action, "action id")
     if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action id {a} is out of range 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {quote(a)} is out of range 0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[a]
 
 
@@ -49,7 +48,7 @@ def move_id(name: str) -> int:
     """Action id of a text name (case and spaces ignored), e.g. ``move_id("take2:red") == 28``."""
     key = name.strip().lower().replace(" ", "") if isinstance(name, str) else None
     if key not in _IDS:
-        raise ValueError(f"unknown action name {name!r} (examples: 'take:white,blue,green', 'buy:2.1', 'pass')")
+        raise ValueError(f"unknown action name {quote(name)} (examples: 'take:white,blue,green', 'buy:2.1', 'pass')")
     return _IDS[key]
 
 
@@ -58,7 +57,7 @@ def as_action(action: int | str) -> int:
     if isinstance(action, str):
         return move_id(action)
     move_name(action)
-    return int(action)
+    return as_index(action)
 
 
 def kind(action: int) -> str:
@@ -73,7 +72,7 @@ def kind(action: int) -> str:
         for end, label in bounds:
             if action < end:
                 return label
-    raise ValueError(f"action id {action} is out of range 0..{NUM_ACTIONS - 1}")
+    raise ValueError(f"action id {quote(action)} is out of range 0..{NUM_ACTIONS - 1}")
 
 
 MOVE_HELP = """\

@@ -37,7 +37,7 @@ def _seed_int(seed: int | None) -> int:
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
     return int(seed) & ((1 << 63) - 1)
 
 
@@ -76,7 +76,7 @@ class SplendorGame(TurnBased):
     def __init__(self, num_players: int = 2, seed: int | None = None,
                  max_plies: int | None = R.DEFAULT_MAX_PLIES) -> None:
         if isinstance(num_players, bool) or num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+            raise ValueError(f"num_players must be 2, 3 or 4, got {quote(num_players)}")
         state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
         R.reset_state(state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
         self._attach(state)
@@ -112,7 +112,7 @@ class SplendorGame(TurnBased):
 
     def step(self, action: int | str) -> None:
         """Apply an action (id or name) for the player to act; ``IllegalActionError`` leaves the game as it was."""
-        a = action if type(action) is int else as_action(action)
+        a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
         if not R.checked_step(self.state, a, self._cards, self._nobles, self._mask):
             as_action(a)  # out-of-range ids get their own message
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
@@ -181,7 +181,7 @@ class SplendorGame(TurnBased):
         R.play_random_until(self.state, seat, self._cards, self._nobles, self._mask)
 
     def step_vs_random(self, action: int | str, seat: int) -> bool:
-        a = action if type(action) is int else as_action(action)
+        a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
         return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
 
     # --- state -------------------------------------------------------------------------
@@ -269,7 +269,7 @@ class SplendorGame(TurnBased):
         (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
         """
         if not 0 <= player < self.num_players:
-            raise ValueError(f"player must be in 0..{self.num_players - 1}, got {player!r}")
+            raise ValueError(f"player must be in 0..{self.num_players - 1}, got {quote(player)}")
         state = self.state.copy()
         R.determinize_state(state, player, _seed_int(seed))
         return SplendorGame._from_state(state)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["bought_cards", "market_row", "player_nobles", "position_from_json", "position_to_dict", "reserved_cards",
@@ -103,9 +104,9 @@ def _fail(field: str, why: str) -> None:
 
 def _int(value: Any, field: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        _fail(field, f"expected an integer, got {value!r}")
+        _fail(field, f"expected an integer, got {quote(value)}")
     if not lo <= value <= hi:
-        _fail(field, f"{value} is outside {lo}..{hi}")
+        _fail(field, f"{quote(value)} is outside {lo}..{hi}")
     return value
 
 
@@ -114,10 +115,10 @@ def _keys(d: Any, allowed: tuple[str, ...], field: str, required: bool = True) -
         _fail(field, f"expected an object, got {type(d).__name__}")
     unknown = [k for k in d if k not in allowed]
     if unknown:
-        _fail(field, f"unknown key {unknown[0]!r} (known: {', '.join(allowed)})")
+        _fail(field, f"unknown key {quote(unknown[0])} (known: {', '.join(allowed)})")
     missing = [k for k in allowed if k not in d]
     if required and missing:
-        _fail(field, f"missing key {missing[0]!r}")
+        _fail(field, f"missing key {quote(missing[0])}")
     return d
 
 
@@ -141,7 +142,7 @@ def _position_from_dict(pos: Any) -> np.ndarray:
     state[R.CURRENT] = _int(pos["current_player"], "current_player", 0, n - 1)
     state[R.START] = _int(pos["start_player"], "start_player", 0, n - 1)
     if pos["phase"] not in R.PHASE_NAMES:
-        _fail("phase", f"{pos['phase']!r} is not one of {', '.join(R.PHASE_NAMES)}")
+        _fail("phase", f"{quote(pos['phase'])} is not one of {', '.join(R.PHASE_NAMES)}")
     state[R.PHASE] = R.PHASE_NAMES.index(pos["phase"])
     if not isinstance(pos["final_round"], bool):
         _fail("final_round", "expected true or false")
@@ -309,9 +310,15 @@ def _status_of(state: np.ndarray) -> int:
 
 def position_from_json(text_or_dict: str | bytes | dict) -> np.ndarray:
     if isinstance(text_or_dict, dict):
-        return _position_from_dict(text_or_dict)
+        pos: Any = text_or_dict
+    else:
+        try:
+            pos = json.loads(text_or_dict)
+        except RecursionError:
+            raise ValueError("invalid position: JSON nested too deeply") from None
+        except (TypeError, json.JSONDecodeError) as e:
+            raise ValueError(f"invalid position: not valid JSON ({quote(str(e))})") from None
     try:
-        pos = json.loads(text_or_dict)
-    except (TypeError, json.JSONDecodeError) as e:
-        raise ValueError(f"invalid position: not valid JSON ({e})") from None
-    return _position_from_dict(pos)
+        return _position_from_dict(pos)
+    except RecursionError:
+        raise ValueError("invalid position: nested too deeply") from None

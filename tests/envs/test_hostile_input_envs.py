@@ -1,0 +1,65 @@
+"""Issue 15 items 6 and 8 through the envs: deep JSON positions, and the vector env's action checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+
+
+def test_vector_env_deep_json_position():
+    env = SplendorVectorEnv(num_envs=2, seat=0)
+    with pytest.raises(ValueError) as err:
+        env.reset(seed=1, options={"position": "[" * 1000})
+    assert len(str(err.value)) < 300 and "\n" not in str(err.value)
+
+
+def test_gym_and_aec_deep_json_position():
+    from tabletop_rl import SplendorGymEnv, klaverjas_env, space_conquest_env
+    from tabletop_rl.envs.aec import TabletopAEC
+
+    envs = [SplendorGymEnv(), TabletopAEC("splendor"), klaverjas_env()]
+    for env in envs:
+        with pytest.raises(ValueError) as err:
+            env.reset(seed=1, options={"position": "[" * 1000})
+        assert len(str(err.value)) < 300 and "\n" not in str(err.value)
+    par = space_conquest_env()
+    with pytest.raises(ValueError) as err:
+        par.reset(seed=1, options={"game": "[" * 1000})
+    assert len(str(err.value)) < 300 and "\n" not in str(err.value)
+
+
+def _bad_actions(masks: np.ndarray) -> list:
+    legal = np.array([np.flatnonzero(m)[0] for m in masks])
+    return [
+        legal.astype(np.float64) + 0.5,  # floats, truncated before
+        legal.astype(np.float64),  # integral floats are still floats
+        [str(a) for a in legal],  # digit strings
+        np.ones(len(legal), np.bool_),  # bool arrays
+        legal.reshape(len(legal), 1, 1),  # wrong shape
+        np.concatenate([legal, legal]).reshape(2, len(legal)),
+        [2**70] * len(legal),
+        legal[:1],
+    ]
+
+
+@pytest.mark.parametrize("which", range(8))
+def test_vector_env_refuses_non_integer_actions(which):
+    env = SplendorVectorEnv(num_envs=3, seat=0)
+    _, info = env.reset(seed=5)
+    before = env.states.copy()
+    bad = _bad_actions(info["action_mask"])[which]
+    with pytest.raises(ValueError) as err:
+        env.step(bad)
+    assert len(str(err.value)) < 300 and "\n" not in str(err.value)
+    assert np.array_equal(env.states, before)
+
+
+def test_vector_env_takes_integer_lists_and_arrays():
+    env = SplendorVectorEnv(num_envs=3, seat=0)
+    _, info = env.reset(seed=5)
+    legal = [int(np.flatnonzero(m)[0]) for m in info["action_mask"]]
+    env.step(legal)
+    _, info = env.reset(seed=5)
+    env.step(np.array(legal, np.int32))
