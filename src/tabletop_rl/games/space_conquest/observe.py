@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -32,8 +32,10 @@ from numba import njit
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import event_dict, move_dict
 
-if TYPE_CHECKING:  # the game imports this module for its observations
-    from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+#: A SpaceConquestGame: game.py imports this module to observe itself, so the class is not
+#: imported here (the layers stay free of circles, even for type checking).
+_Game = Any
+
 
 __all__ = ["ACTION_NVEC", "MASK_SIZE", "OBS_SIZE", "SHARE_MASK", "action_space", "as_orders", "decode_action",
            "encode", "encode_into", "fog_copy", "observation_box", "player_view", "policy_info", "star_view"]
@@ -190,7 +192,7 @@ def _owner_word(owner: int, player: int) -> str:
     return "you" if owner == player else "enemy"
 
 
-def star_view(game: SpaceConquestGame, player: int, s: int) -> dict[str, Any]:
+def star_view(game: _Game, player: int, s: int) -> dict[str, Any]:
     """Star ``s`` as ``player`` knows it: live for its own stars, last seen for the others."""
     state = game.state
     b, k = R.star_at(s), R.know_at(player, s)
@@ -207,7 +209,7 @@ def star_view(game: SpaceConquestGame, player: int, s: int) -> dict[str, Any]:
     return view
 
 
-def _own_fleets(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
+def _own_fleets(game: _Game, player: int) -> list[dict[str, Any]]:
     """``player``'s fleets in hyperspace: from, to, ships, turns_left."""
     return [{k: f[k] for k in ("from", "to", "ships", "turns_left")} for f in game.fleets() if f["owner"] == player]
 
@@ -220,12 +222,12 @@ def _witnessed(row: np.ndarray, player: int) -> bool:
     return bool(row[R.E_PLAYER] == player)
 
 
-def _visible_events(game: SpaceConquestGame, player: int) -> list[dict[str, Any]]:
+def _visible_events(game: _Game, player: int) -> list[dict[str, Any]]:
     """The last turn's events that ``player`` witnessed (see ``_witnessed``)."""
     return [event_dict(row) for row in game.log[1:game.log[0, 0] + 1] if _witnessed(row, player)]
 
 
-def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
+def player_view(game: _Game, player: int) -> dict[str, Any]:
     """Everything ``player`` may know, JSON-ready: the turn, stars, own fleets, last turn's events
     and order errors, and the rules constants.
 
@@ -242,7 +244,7 @@ def player_view(game: SpaceConquestGame, player: int) -> dict[str, Any]:
             "rules": _rules_summary(game)}
 
 
-def _rules_summary(game: SpaceConquestGame) -> dict[str, Any]:
+def _rules_summary(game: _Game) -> dict[str, Any]:
     """The constants a player plans with; ``route_loss[d - 1]`` is the chance of losing a fleet sent ``d`` turns
     under the game's loss model (the flat model's per-turn 2 % is also ``loss_per_turn``; ``None`` otherwise)."""
     model = R.LOSS_MODELS.index(game.loss_model)
@@ -251,7 +253,7 @@ def _rules_summary(game: SpaceConquestGame) -> dict[str, Any]:
             "home_production": R.HOME_RU}
 
 
-def fog_copy(game: SpaceConquestGame, player: int) -> SpaceConquestGame:
+def fog_copy(game: _Game, player: int) -> _Game:
     """A copy of ``game`` that holds only what ``player`` knows: what a policy gets to read.
 
     Its own stars and fleets are live; every other star shows its last-seen owner and ships and, if
@@ -305,7 +307,7 @@ def _copy_star_as_known(known: np.ndarray, state: np.ndarray, player: int, s: in
     state[b + R.S_SHIPS] = known[k + R.K_SHIPS] if seen != R.UNKNOWN else 0
 
 
-def _moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any]:
+def _moves_from_action(game: _Game, player: int, action: Any) -> dict[str, Any]:
     """The JSON orders an RL action stands for (useful for logs and for people)."""
     orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
     counts = np.zeros(R.NUM_PLAYERS, np.int64)
@@ -313,13 +315,13 @@ def _moves_from_action(game: SpaceConquestGame, player: int, action: Any) -> dic
     return {"moves": [move_dict(*orders[player, j]) for j in range(counts[player])]}
 
 
-def policy_info(game: SpaceConquestGame, player: int) -> dict[str, Any]:
+def policy_info(game: _Game, player: int) -> dict[str, Any]:
     """The ``info`` of ``player``'s policy: ``{"game": the game as player knows it (``fog_copy``),
     "player": player}``, so no policy can read what its player has not seen."""
     return {"game": fog_copy(game, player), "player": player}
 
 
-def as_orders(game: SpaceConquestGame, player: int, action: Any) -> dict[str, Any] | str:
+def as_orders(game: _Game, player: int, action: Any) -> dict[str, Any] | str:
     """A policy's answer as JSON-ready orders for ``game.step``: an RL action vector is decoded for
     ``player``; an orders object is copied through JSON and orders text is kept as it is, so a record
     of either replays the same. Orders that break the rules are left for ``check_orders`` to skip and

@@ -8,20 +8,22 @@ a spectator's view of everything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 
-if TYPE_CHECKING:  # the game imports this module to render itself
-    from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+#: A SpaceConquestGame: game.py imports this module to draw itself, so the class is not
+#: imported here (the layers stay free of circles, even for type checking).
+_Game = Any
+
 
 __all__ = ["render_map", "render_text", "summary"]
 
 _MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
 
 
-def render_map(game: SpaceConquestGame, viewer: int | None) -> str:
+def render_map(game: _Game, viewer: int | None) -> str:
     """The 12 x 10 map as ``viewer`` knows it (None: the referee, who sees everything, owners as 0/1).
     Each star is ``<RU or ?><letter><mark>``."""
     cells = [["  . " for _ in range(R.WIDTH)] for _ in range(R.HEIGHT)]
@@ -60,7 +62,7 @@ def _describe_event(e: dict[str, Any], viewer: int | None) -> str:
     return f"{whose} launch of {e['ships']} from {e['from']} to {e['to']} ({e['distance']} turns)"
 
 
-def summary(game: SpaceConquestGame, viewer: int) -> str:
+def summary(game: _Game, viewer: int) -> str:
     """Turn summary for ``viewer``: own stars, fleets, last turn's events and order errors."""
     view = O.player_view(game, viewer)
     own = [f"{s['letter']}(RU {s['ru']}, {s['ships']} ships{', home' if s['is_your_home'] else ''})"
@@ -74,7 +76,7 @@ def summary(game: SpaceConquestGame, viewer: int) -> str:
     return "\n".join(lines)
 
 
-def render_text(game: SpaceConquestGame, viewer: int | None) -> str:
+def render_text(game: _Game, viewer: int | None) -> str:
     """The map and turn report of ``viewer`` (its fog of war: what ``tabletop replay --seat`` shows), or
     for a spectator (None): the whole map, each seat's RU, ships and fleets, and last turn's combats,
     rebellions and losses."""

@@ -10,7 +10,7 @@ It shows what one viewer may see, as the text board does (``render.render_ansi``
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -18,8 +18,10 @@ from PIL import Image, ImageDraw, ImageFont
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.render import _check_viewer, _status, _visible_reserves
 
-if TYPE_CHECKING:  # the game imports this module to draw itself
-    from tabletop_rl.games.splendor.game import SplendorGame
+#: A SplendorGame: game.py imports this module to draw itself, so the class is not
+#: imported here (the layers stay free of circles, even for type checking).
+_Game = Any
+
 
 __all__ = ["HEIGHT", "WIDTH", "render_rgb"]
 
@@ -41,7 +43,7 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def render_rgb(game: SplendorGame, viewer: int | None = None) -> np.ndarray:
+def render_rgb(game: _Game, viewer: int | None = None) -> np.ndarray:
     """The position drawn as a ``uint8[720, 960, 3]`` image, hidden cards face down for ``viewer``.
 
     >>> from tabletop_rl import SplendorGame
@@ -96,7 +98,7 @@ def _pip(img: Image.Image, x: int, y: int, side: int, colour: int, count: int, s
     _text(img, (x + side // 2, y + side // 2), str(count), size, _ink_on(colour), "mm")
 
 
-def _draw_header(img: Image.Image, game: SplendorGame, viewer: int | None) -> None:
+def _draw_header(img: Image.Image, game: _Game, viewer: int | None) -> None:
     view = "spectator" if viewer is None else f"P{viewer}'s view"
     final = "   FINAL ROUND" if game.state[R.FINAL_ROUND] else ""
     _text(img, (16, 10), f"Splendor   ply {game.ply}   {_status(game)}{final}", 20, _LIGHT)
@@ -155,14 +157,14 @@ def _draw_card(img: Image.Image, x: int, y: int, card: int | None, w: int, h: in
         _gem(img, x + 6 + r, y + h - 6 - r - i * (2 * r + 2), r, c, n, size)
 
 
-def _draw_bank(img: Image.Image, game: SplendorGame) -> None:
+def _draw_bank(img: Image.Image, game: _Game) -> None:
     y = _MARKET_Y + 3 * (_CARD_H + _GAP) + 12
     _text(img, (_MARKET_X, y + 28), "Bank", 20, _LIGHT, "lm")
     for c, n in enumerate(game.bank.values()):
         _gem(img, _MARKET_X + 104 + c * 72, y + 28, 27, c, n, 22)
 
 
-def _draw_player(img: Image.Image, game: SplendorGame, p: int, viewer: int | None,
+def _draw_player(img: Image.Image, game: _Game, p: int, viewer: int | None,
                  y: int, h: int) -> None:
     me = game.player(p)
     to_act = p == game.current_player and not game.is_over

@@ -16,14 +16,16 @@ Bank     w4 b4 g4 r4 k4 y5
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from tabletop_rl.games.splendor import rules as R
 
-if TYPE_CHECKING:  # the game imports this module to render itself
-    from tabletop_rl.games.splendor.game import SplendorGame
+#: A SplendorGame: game.py imports this module to draw itself, so the class is not
+#: imported here (the layers stay free of circles, even for type checking).
+_Game = Any
+
 
 __all__ = ["LETTERS", "render_ansi"]
 
@@ -31,7 +33,7 @@ LETTERS = ("w", "b", "g", "r", "k", "y")  # black is k so it never reads as blue
 
 
 # --- shared: what a viewer may see ----------------------------------------------------------
-def _check_viewer(game: SplendorGame, viewer: int | None) -> None:
+def _check_viewer(game: _Game, viewer: int | None) -> None:
     if viewer is None:
         return
     if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) \
@@ -39,14 +41,14 @@ def _check_viewer(game: SplendorGame, viewer: int | None) -> None:
         raise ValueError(f"viewer must be None (spectator) or a seat in 0..{game.num_players - 1}, got {viewer!r}")
 
 
-def _visible_reserves(game: SplendorGame, p: int, viewer: int | None) -> list[tuple[int, int | None]]:
+def _visible_reserves(game: _Game, p: int, viewer: int | None) -> list[tuple[int, int | None]]:
     """``(level, card)`` for each reserve of seat ``p``; ``card`` is None where ``viewer`` may not see it."""
     cards, _ = R.tables()
     return [(int(cards[c, R.CARD_LEVEL]), None if blind and viewer != p else c)
             for c, blind in game.player(p)["reserved"]]
 
 
-def _status(game: SplendorGame) -> str:
+def _status(game: _Game) -> str:
     if game.is_truncated:
         return "truncated at the ply cap"
     if game.is_over:
@@ -59,7 +61,7 @@ _ANSI_CODES = ("97", "94", "92", "91", "90", "93")  # per token colour; black as
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def render_ansi(game: SplendorGame, viewer: int | None = None, color: bool = True) -> str:
+def render_ansi(game: _Game, viewer: int | None = None, color: bool = True) -> str:
     """The position as a compact text board, with ANSI colours unless ``color=False``.
 
     >>> from tabletop_rl import SplendorGame
@@ -109,7 +111,7 @@ def _noble_text(noble: int, paint) -> str:
     return f"[N{noble} {R.NOBLE_POINTS}p | {_token_counts(nobles[noble].tolist(), paint, skip_zero=True)}]"
 
 
-def _player_lines(game: SplendorGame, p: int, viewer: int | None, paint) -> list[str]:
+def _player_lines(game: _Game, p: int, viewer: int | None, paint) -> list[str]:
     me = game.player(p)
     mark = paint(">", "1") if p == game.current_player and not game.is_over else " "
     tokens = list(me["tokens"].values())
