@@ -29,23 +29,19 @@ from pettingzoo.utils import wrappers
 
 from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import (
+    GAME_DEFAULT,
+    Episodes,
     check_choice,
-    check_num_players,
     check_viewer,
-    load_position,
-    next_seed,
-    position_option,
     render_text,
     reward_mode,
     start_episode,
 )
-from tabletop_rl.games import check_options, policy_game, turn_based_class
+from tabletop_rl.games import policy_game
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
 __all__ = ["TabletopAEC", "klaverjas_env", "splendor_env"]
 
-#: ``max_plies`` left out: the game's own default cap (None means no cap at all).
-_GAME_DEFAULT: Any = "game default"
 
 
 class TabletopAEC(AECEnv):
@@ -59,22 +55,19 @@ class TabletopAEC(AECEnv):
     """
 
     def __init__(self, game: str, num_players: int = 2, render_mode: str | None = None,
-                 max_plies: int | None = _GAME_DEFAULT, reward: str = "win", render_viewer: int | None = None,
+                 max_plies: int | None = GAME_DEFAULT, reward: str = "win", render_viewer: int | None = None,
                  **options: Any) -> None:
         super().__init__()
-        self.rules = turn_based_class(game)
-        self.game_options = check_options(game, options)
-        check_num_players(self.rules, num_players)
-        self.max_plies = self.rules.default_max_plies if max_plies is _GAME_DEFAULT else max_plies
-        probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
+        self._episodes = Episodes.of(game, num_players, max_plies, options)
+        self.rules, self.max_plies = self._episodes.rules, self._episodes.max_plies
         check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
         self.reward_mode = reward_mode(reward, self.rules.reward_modes)
-        check_viewer(render_viewer, probe.num_seats)
+        check_viewer(render_viewer, self._episodes.num_seats)
         self.num_players, self.render_mode, self.render_viewer = num_players, render_mode, render_viewer
         self._scale = self.rules.score_scale if self.reward_mode == "score" else None
         self.metadata = {"name": f"{policy_game(game)}_v0", "render_modes": list(self.rules.render_modes),
                          "is_parallelizable": False, "render_fps": 2}
-        self.possible_agents = [f"player_{s}" for s in range(probe.num_seats)]
+        self.possible_agents = [f"player_{s}" for s in range(self._episodes.num_seats)]
         self._seat = {agent: s for s, agent in enumerate(self.possible_agents)}
         space = spaces.Dict({"observation": self.rules.observation_space(num_players),
                              "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8)})
@@ -91,12 +84,7 @@ class TabletopAEC(AECEnv):
     # --- episode --------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a game (``seed`` None: one drawn from the previous game) or load ``options["position"]``."""
-        game_seed = next_seed(seed, self.game)
-        position = position_option(options)
-        if position is not None:
-            self.game = load_position(self.rules, position, self.num_players, game_seed)
-        else:
-            self.game = self.rules.new(game_seed, self.num_players, self.max_plies, **self.game_options)
+        self.game = self._episodes.deal(seed, self.game, options)
         start_episode(self)
         self.agent_selection = self.possible_agents[self.game.current_player]
 

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pettingzoo import AECEnv
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.game import TurnBasedGame, quote
 from tabletop_rl.core.kernels import SEED_MASK
+from tabletop_rl.games import check_options, turn_based_class
 
-__all__ = ["check_choice", "check_num_players", "check_seat", "check_viewer", "load_position", "next_seed",
-           "position_option", "render_text", "reward_mode", "start_episode"]
+__all__ = [
+    "Episodes", "GAME_DEFAULT", "check_choice", "check_num_players", "check_seat", "check_viewer", "load_position",
+    "next_seed", "position_option", "render_text", "reward_mode", "start_episode"
+]
 
 #: Older names of the two reward modes, still accepted: Splendor's sparse/dense, Klaverjas's points.
 _REWARD_ALIASES = {"sparse": "win", "dense": "score", "points": "score"}
@@ -125,6 +129,41 @@ def load_position(rules: Any, position: Any, num_players: int, seed: int) -> Any
         raise ValueError("position is already finished; an episode must start from a position still in play")
     game.reseed(seed)
     return game
+
+
+#: ``max_plies`` left out: the game's own default cap (None means no cap at all).
+GAME_DEFAULT: Any = "game default"
+
+
+@dataclass(frozen=True)
+class Episodes:
+    """How an env over a turn-based game deals its episodes: the game's class, player count, ply cap and
+    options, checked once when the env is made (``of``), then ``deal`` per reset."""
+
+    rules: type[TurnBasedGame]
+    num_players: int
+    max_plies: int | None
+    options: dict[str, Any]
+    num_seats: int
+
+    @classmethod
+    def of(cls, game: str, num_players: Any, max_plies: Any, options: Mapping[str, Any]) -> Episodes:
+        """``ValueError`` naming the first bad argument: the game, its options, the player count, the ply cap."""
+        rules = turn_based_class(game)
+        checked = check_options(game, options)
+        check_num_players(rules, num_players)
+        cap = rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        probe = rules.new(0, num_players, cap, **checked)  # checks the ply cap as the game does
+        return cls(rules, num_players, cap, checked, probe.num_seats)
+
+    def deal(self, seed: Any, previous: Any, reset_options: Any) -> Any:
+        """The game an episode starts with: ``reset_options["position"]`` if given, else a fresh deal; its seed
+        is ``seed`` or one drawn from ``previous`` (``next_seed``)."""
+        game_seed = next_seed(seed, previous)
+        position = position_option(reset_options)
+        if position is not None:
+            return load_position(self.rules, position, self.num_players, game_seed)
+        return self.rules.new(game_seed, self.num_players, self.max_plies, **self.options)
 
 
 def start_episode(env: AECEnv) -> None:

@@ -24,23 +24,20 @@ import numpy as np
 import tabletop_rl.agents as agents
 from tabletop_rl.core.game import IllegalActionError, quote
 from tabletop_rl.envs.episode import (
+    GAME_DEFAULT,
+    Episodes,
     check_choice,
-    check_num_players,
     check_seat,
-    load_position,
-    next_seed,
-    position_option,
     render_text,
     reward_mode,
 )
-from tabletop_rl.games import check_options, policy_game, turn_based_class
+from tabletop_rl.games import policy_game
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
 __all__ = ["ENV_ID", "KlaverjasGymEnv", "SplendorGymEnv", "TabletopGymEnv", "register_envs"]
 
 _ILLEGAL_MODES = ("raise", "penalize")
 _ILLEGAL_PENALTY = -1.0
-_GAME_DEFAULT: Any = "game default"
 #: Registered ids: ``gymnasium.make(id)`` gives the env of that game.
 _ENV_IDS = {"splendor": "tabletop_rl/Splendor-v0", "klaverjas": "tabletop_rl/Klaverjas-v0"}
 ENV_ID = _ENV_IDS["splendor"]
@@ -90,18 +87,15 @@ class TabletopGymEnv(gym.Env):
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 2}
 
     def __init__(self, game: str, opponent: str | _OpponentFn | Any = "random", num_players: int = 2,
-                 seat: str | int = "random", max_plies: int | None = _GAME_DEFAULT, illegal: str = "penalize",
+                 seat: str | int = "random", max_plies: int | None = GAME_DEFAULT, illegal: str = "penalize",
                  reward: str = "win", render_mode: str | None = None, **options: Any) -> None:
-        self.rules = turn_based_class(game)
-        self.game_options = check_options(game, options)
-        check_num_players(self.rules, num_players)
-        self.max_plies = self.rules.default_max_plies if max_plies is _GAME_DEFAULT else max_plies
-        probe = self.rules.new(0, num_players, self.max_plies, **self.game_options)  # checks max_plies
+        self._episodes = Episodes.of(game, num_players, max_plies, options)
+        self.rules, self.max_plies = self._episodes.rules, self._episodes.max_plies
         self.metadata = {**self.metadata, "render_modes": list(self.rules.render_modes)}
         check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
         check_choice(illegal, "illegal", _ILLEGAL_MODES)
-        check_seat(seat, probe.num_seats, other="random")
-        self.num_players, self.num_seats, self.seat_option = num_players, probe.num_seats, seat
+        check_seat(seat, self._episodes.num_seats, other="random")
+        self.num_players, self.num_seats, self.seat_option = num_players, self._episodes.num_seats, seat
         self.illegal, self.reward_mode, self.render_mode = illegal, reward_mode(reward, self.rules.reward_modes), \
             render_mode
         self._scale = self.rules.score_scale if self.reward_mode == "score" else None
@@ -127,11 +121,7 @@ class TabletopGymEnv(gym.Env):
         """Deal a game (or load ``options["position"]``) and play the opponents up to the learner's turn."""
         super().reset(seed=seed)
         self._done = True  # until this reset has succeeded
-        game_seed, position = next_seed(seed, self.game), position_option(options)
-        if position is not None:
-            self.game = load_position(self.rules, position, self.num_players, game_seed)
-        else:
-            self.game = self.rules.new(game_seed, self.num_players, self.max_plies, **self.game_options)
+        self.game = self._episodes.deal(seed, self.game, options)
         # the seat comes first from the game's own stream, as in the vector env, so both deal alike
         self.seat = self.game.random_below(self.num_seats) if self.seat_option == "random" else int(self.seat_option)
         for policy in {id(p): p for p in self._policies}.values():
