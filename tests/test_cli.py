@@ -262,7 +262,7 @@ def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_an
     for seat in (0, 1):
         seen = tabletop("replay", str(out), "--game", "3", "--seat", str(seat))
         assert seen.returncode == 0 and f"as P{seat} saw it" in seen.stdout
-        assert seen.stdout.count(f"- player {seat + 1}\n") == turns + 1 and "(spectator)" not in seen.stdout
+        assert seen.stdout.count(f"- P{seat}\n") == turns + 1 and "(spectator)" not in seen.stdout
         assert f"P{1 - seat} ({record['seats'][1 - seat]}) played" not in seen.stdout
     bad = tabletop("replay", str(out), "--game", "3", "--seat", "2")
     assert bad.returncode == 2 and "--seat must be in 0..1" in bad.stderr
@@ -328,3 +328,87 @@ def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tm
     assert shown and all(target == "32" for _, target in shown), result.stderr  # 20 rounded up to 2 x 16
     assert shown[-1][0] == "32" and "--steps 20 rounded up to 32" in result.stderr
     assert "rounded up to whole rollouts" in tabletop("train", "--help").stdout
+
+
+# --- issue 15, items 13, 14, 15 and 21: the arena ------------------------------------------------------------
+def test_a_cold_first_run_says_it_compiles_and_keeps_compiling_out_of_the_timings(tmp_path):
+    env = {**ENV, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # a first run: numba's cache is empty
+    args = ["arena", "splendor", "--players", "random,greedy", "--games", "2", "--jobs", "2"]
+    cold = subprocess.run([*COMMAND, *args, "--out", str(tmp_path / "cold")], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert cold.returncode == 0, cold.stderr
+    assert "compiling kernels (first run only" in cold.stderr and "compiled in " in cold.stderr
+    summary = json.loads((tmp_path / "cold" / "summary.json").read_text())
+    assert summary["policies"]["greedy"]["time_per_move_ms"] < 10, "compile time is not a move's time"
+    assert "n/a (too few games)" in cold.stdout, "2 games give no meaningful rating interval"
+    warm = subprocess.run([*COMMAND, *args, "--out", str(tmp_path / "warm")], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert warm.returncode == 0 and "compil" not in warm.stderr, warm.stderr
+
+
+def test_a_policy_that_cannot_play_the_player_count_is_refused_before_the_first_game(tmp_path):
+    pytest.importorskip("sb3_contrib")  # ppo:default, a two-player model
+    out = tmp_path / "run"
+    result = tabletop("arena", "splendor", "--players", "ppo:default,random,greedy", "--num-players", "3",
+                      "--games", "3", "--out", str(out))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("tabletop arena: error: policy 'ppo:default' cannot play splendor with 3 players: ")
+    assert "expects" in lines[0] and not out.exists()
+
+
+#: Runs ``tabletop`` with a policy ``crash_second`` that plays its first move of a game and raises on the second.
+_CRASH_SECOND = (
+    "import sys\n"
+    "import numpy as np\n"
+    "from tabletop_rl.agents import BasePolicy, register_policy\n"
+    "class CrashSecond(BasePolicy):\n"
+    "    def decide(self, observation, mask, info):\n"
+    "        if self.stats.decisions >= 1:\n"
+    "            raise RuntimeError('deliberate failure')\n"
+    "        return int(np.flatnonzero(mask)[0])\n"
+    "register_policy('splendor', 'crash_second', CrashSecond)\n"
+    "from tabletop_rl.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def test_a_run_where_every_game_crashed_exits_non_zero_with_the_first_crash_and_lists_only_written_files(tmp_path):
+    out = tmp_path / "run"
+    result = subprocess.run([sys.executable, "-c", _CRASH_SECOND, "arena", "splendor", "--players",
+                             "crash_second,random", "--games", "2", "--jobs", "1", "--out", str(out)],
+                            capture_output=True, text=True, env=ENV, timeout=120)
+    assert result.returncode == 1, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("tabletop arena: error: every game crashed (2 of 2); the first: game 0: seat ")
+    assert "crash_second" in last and "RuntimeError: deliberate failure" in last
+    listed = re.search(r"results in \S+: (.*)", result.stdout).group(1).replace(",", " ").split()
+    assert "games.jsonl" in listed and "ratings.png" not in listed
+    assert all((out / name).exists() for name in listed)
+
+
+def test_llm_specs_that_differ_only_by_temperature_are_told_apart_in_the_table(tmp_path):
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        cold = f"llm:model=fake,base_url={server.base_url},backoff=0.001"
+        hot = cold + ",temperature=0.7"
+        result = tabletop("arena", "splendor", "--players", f"{cold},{hot},random", "--games", "2", "--jobs", "2",
+                          "--out", str(tmp_path / "run"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "llm vs llm:temperature=0.7" in result.stdout and "~" not in result.stdout
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert sorted(summary["labels"].values()) == ["llm", "llm:temperature=0.7", "random"]
+    spec = next(spec for spec, label in summary["labels"].items() if label == "llm:temperature=0.7")
+    assert "temperature=0.7" in spec and "base_url=" in spec, "summary.json keeps the full spec"
+    rows = [line for line in result.stdout.splitlines()
+            if line.startswith("llm:temperature=0.7 ") and " vs " not in line]
+    assert rows and rows[0].rstrip().endswith(spec), "the full spec beside the label in the policies' table"
+
+
+def test_a_bad_spec_error_leads_with_the_problem():
+    result = tabletop("arena", "splendor", "--players", "random,greedy:depth=3")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1
+    assert lines[0].startswith("tabletop arena: error: greedy has no option 'depth' (bad policy spec "), lines[0]

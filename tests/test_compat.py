@@ -86,4 +86,4 @@ def test_an_old_space_conquest_save_loads(tmp_path):
     out = io.StringIO()
     assert play_main(["--mode", "hvh", "--load", str(save), "--save", str(save)], stdin=io.StringIO("\nquit\n"),
                      stdout=out) == 0
-    assert f"Turn {played + 1}/100 - player 1" in out.getvalue()
+    assert f"Turn {played + 1}/100 - P0" in out.getvalue()

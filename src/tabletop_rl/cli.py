@@ -27,7 +27,7 @@ from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_l
 
 __all__ = ["main", "split_specs"]
 
-_DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; the default tournament takes about a minute
+_DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; docs/arena.md says how long the default takes
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
 _DEFAULT_PLAYERS = {
     "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"),
@@ -114,7 +114,8 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                         f"{game}: {', '.join(specs)}" for game, specs in _DEFAULT_PLAYERS.items()) + ").")
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
-                   "greedy,mcts:simulations=500,random (default: the built-in baselines)")
+                   "greedy,mcts:simulations=500,random (default: the built-in baselines); name=LABEL in a spec "
+                   "sets its label in the tables and plots")
     p.add_argument("--games", type=int, metavar="N", help=f"games per pairing (default {_DEFAULT_GAMES}; "
                    "a multiple of the player count keeps seats balanced)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; every game's seed derives from it (default 0)")
@@ -150,17 +151,26 @@ def _arena(args: argparse.Namespace) -> int:
               f"--out {out} --resume", file=sys.stderr)
         return 130
     print(format_table(summary))
-    print(f"\nresults in {out}: games.jsonl, summary.json, winrate.png, ratings.png")
-    return _played_status(summary, f"tabletop arena {args.game} --out {out} --resume")
+    print(f"\nresults in {out}: {_written(summary)}")
+    return _played_status(summary, f"tabletop arena {args.game} --out {out} --resume", args.prog)
 
 
-def _played_status(summary: dict, resume: str) -> int:
+def _written(summary: dict) -> str:
+    """The run folder's files this run wrote: games.jsonl and what the report wrote (no plot it skipped)."""
+    return ", ".join(["games.jsonl", *summary.get("files", ["summary.json"])])
+
+
+def _played_status(summary: dict, resume: str, prog: str) -> int:
     """0, or 1 with the reason on stderr when not one game could be played (every match void: the LLM server
-    stayed unavailable)."""
-    void = summary.get("void", 0)
-    if summary.get("games", 0) == 0 and void:
+    stayed unavailable) or every game crashed (the first crash is named)."""
+    void, games, crashed = summary.get("void", 0), summary.get("games", 0), summary.get("crashed", 0)
+    if games == 0 and void:
         print(f"no game could be played: {void} void match(es), the LLM server stayed unavailable (see the "
               f"messages above); play them again with: {resume}", file=sys.stderr)
+        return 1
+    if games and crashed == games:
+        print(f"{prog}: error: every game crashed ({crashed} of {games}); the first: {summary.get('first_crash')}",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -216,9 +226,9 @@ def _llm_match(args: argparse.Namespace) -> int:
                         out=out, resume=args.resume, num_players=len(seats))
     logs = write_game_logs(out, load_games(out))
     print(format_table(summary))
-    print(f"\nresults in {out}: games.jsonl, summary.json; {len(logs)} game logs in {out / 'logs'} "
+    print(f"\nresults in {out}: {_written(summary)}; {len(logs)} game logs in {out / 'logs'} "
           f"(or: tabletop replay {out} --game N)")
-    return _played_status(summary, f"tabletop llm-match {args.game} ... --out {out} --resume")
+    return _played_status(summary, f"tabletop llm-match {args.game} ... --out {out} --resume", args.prog)
 
 
 # --- play -------------------------------------------------------------------------------------------
@@ -227,8 +237,8 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
         "play", help="play a game in the terminal against policies",
         description="You play one seat; policies play the others. Each turn shows the board from your seat and "
                     "the legal moves, numbered: answer with a number or a move name. help, board, quit "
-                    "(saves the game for --load). Space Conquest has its own options: "
-                    "tabletop play space-conquest --help.")
+                    "(saves the game for --load). Space Conquest has its own options (by default you against the "
+                    "heuristic bot, offline): tabletop play space-conquest --help.")
     p.add_argument("game", choices=(*_TERMINAL_GAMES, *_DELEGATED_TERMINAL_GAMES))
     p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
                    "(default greedy)")
@@ -242,6 +252,9 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
+    if args.game in _DELEGATED_TERMINAL_GAMES:  # reached only with an option before the game's name
+        raise _UsageError(f"{args.game} takes its own options after its name: tabletop play {args.game} [options] "
+                          f"(tabletop play {args.game} --help)")
     if args.load is not None:
         clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
                                           ("--seed", args.seed)) if value is not None]

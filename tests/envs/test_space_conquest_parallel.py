@@ -96,7 +96,7 @@ def test_render_shows_a_seats_fog_of_war_or_the_spectators_map():
     seat_view.reset(seed=3)
     text = seat_view.render()
     enemy_home = seat_view.game.home_letter(0)
-    assert "Turn 1/100 - player 2" in text and f"?{enemy_home}" in text and text.count("?") == 15
+    assert "Turn 1/100 - P1" in text and f"?{enemy_home}" in text and text.count("?") == 15
     spectator = space_conquest_env(render_mode="ansi")
     spectator.reset(seed=3)
     assert "(spectator)" in spectator.render() and f"4{enemy_home}0" in spectator.render()

@@ -99,9 +99,9 @@ def test_healthz_and_openapi_document_the_400_mapping(client):
     ({"playerPosition": 4}, "playerPosition"),
     ({"partnerPosition": 1}, "partnerPosition"),
     ({"table": [{"player": 3, "card": "AH"}, {"player": 2, "card": "7H"}]}, "table[0].player"),
-    ({"leaderPosition": None}, "leaderPosition"),
+    ({"leaderPosition": None, "table": ["AH", "7H"]}, "leaderPosition"),
     ({"topK": "three"}, "topK"),
-    ({"history": [{"leader": 0, "plays": ["7S", "8S", "AS"]}]}, "history.0.plays"),
+    ({"history": [{"leader": 0, "plays": ["7S", "8S", "AS"]}]}, "history[0].plays"),
 ])
 def test_bad_input_is_400_naming_the_field(client, changes, field):
     reply = client.post("/v1/best-card", json=request(**changes))

@@ -1,7 +1,9 @@
 """Spec strings and the per-game policy registry.
 
 A spec string names a policy and its options, ``name[:key=value,key=value]`` (or ``name:VALUE``
-for a policy with a positional option such as ``ppo:PATH``). There is no default game: every lookup
+for a policy with a positional option such as ``ppo:PATH``). Every policy also takes ``name=LABEL``, the
+label tables and plots show for it (``LABEL_OPTION``); it is kept in the spec and never reaches the
+policy's constructor. There is no default game: every lookup
 names one. Each game's policies are registered by its registration module in this layer
 (``GAME_POLICY_MODULES``: ``tabletop_rl.agents.splendor`` ...), imported on first use of the game;
 the ones registered for ``ANY_GAME`` (``random``) serve every game.
@@ -20,10 +22,12 @@ from typing import Any
 
 from tabletop_rl.core.policy import Policy
 
-__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "Option", "PolicyEntry", "PolicySpec", "describe_policies",
-           "known_games", "known_policies", "make_policy", "parse_spec", "register_policy"]
+__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "Option", "PolicyEntry", "PolicySpec",
+           "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy"]
 
 ANY_GAME = "*"
+#: The option every policy takes: its label in tables and plots (``mcts:simulations=50,name=fast``).
+LABEL_OPTION = "name"
 
 #: Modules that register a game's own policies when first imported (kept lazy: importing
 #: ``tabletop_rl.agents`` loads no game).
@@ -93,6 +97,8 @@ def register_policy(game: str, name: str, factory: Callable[..., Policy] | str,
         raise ValueError(f"policy name must be a lower-case identifier, got {name!r}")
     if factory is None:
         raise ValueError(f"policy {name!r} needs a factory (a callable or 'module:attr')")
+    if LABEL_OPTION in {o.name for o in options}:
+        raise ValueError(f"option {LABEL_OPTION!r} of {name!r} is taken: every policy's {LABEL_OPTION}= is its label")
     if positional is not None and positional not in {o.name for o in options}:
         raise ValueError(f"positional option {positional!r} of {name!r} is not among its options")
     _REGISTRY.setdefault(game, {})[name] = PolicyEntry(name, factory, tuple(options), positional)
@@ -111,9 +117,33 @@ def known_policies(game: str) -> dict[str, PolicyEntry]:
     return {**_REGISTRY.get(ANY_GAME, {}), **_REGISTRY.get(game, {})}
 
 
-def describe_policies(game: str) -> str:
-    """One line: the policies known for ``game`` and their options with defaults."""
-    return "; ".join(entry.usage() for entry in known_policies(game).values())
+def describe_policies(game: str, full: str | None = None, width: int | None = None) -> str:
+    """One line: the policies known for ``game`` and their options with defaults.
+
+    With ``width``, each policy's listing is cut to about that many characters (``...`` for the rest),
+    except the policy named ``full``.
+
+    >>> describe_policies("klaverjas", width=12)
+    'random; heuristic; model[:path=packaged]; search[:samples=12,...]'
+    """
+    return "; ".join(_short_usage(entry, None if name == full else width)
+                     for name, entry in known_policies(game).items())
+
+
+def _short_usage(entry: PolicyEntry, width: int | None) -> str:
+    """``entry.usage()``, with options dropped from the end (``...``) until it fits ``width``."""
+    usage = entry.usage()
+    options = [o for o in entry.options if o.name != entry.positional]
+    if width is None or len(usage) <= width or not options:
+        return usage
+    head = entry.name + (":" + entry.positional.upper() + "," if entry.positional else "[:")
+    shown: list[str] = []
+    for option in options:  # at least one option, so the listing says what kind of options it takes
+        if shown and len(head + ",".join([*shown, option.usage()])) > width:
+            break
+        shown.append(option.usage())
+    rest = ["..."] if len(shown) < len(options) else []
+    return head + ",".join([*shown, *rest]) + ("" if entry.positional else "]")
 
 
 def _format_value(value: Any) -> str:
@@ -122,37 +152,68 @@ def _format_value(value: Any) -> str:
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A parsed spec: the entry, the options given (typed), and the canonical spec text."""
+    """A parsed spec: the entry, the options given (typed), the label given (``name=``), and the canonical
+    spec text."""
 
     entry: PolicyEntry
     given: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
 
     @property
     def options(self) -> dict[str, Any]:
-        """All options: the given ones over the declared defaults."""
+        """All options: the given ones over the declared defaults (the label is none of them)."""
         return {**{o.name: o.default for o in self.entry.options}, **self.given}
 
     @property
     def text(self) -> str:
-        """The spec normalised: options in declared order, only the ones given, e.g. ``mcts:simulations=50``."""
+        """The spec normalised: options in declared order, only the ones given, the label last, e.g.
+        ``mcts:simulations=50,name=fast``."""
         items = [_format_value(self.given[o.name]) if o.name == self.entry.positional
                  else f"{o.name}={_format_value(self.given[o.name])}"
                  for o in self.entry.options if o.name in self.given]
+        if self.label is not None:
+            items.append(f"{LABEL_OPTION}={self.label}")
         return self.entry.name + (":" + ",".join(items) if items else "")
 
 
+#: How many characters of each other policy's options a bad spec's message lists.
+_USAGE_WIDTH = 60
+
+
 def parse_spec(spec: str, game: str) -> PolicySpec:
-    """Parse ``spec`` for ``game``; a bad spec is a one-line ``ValueError`` listing the known policies.
+    """Parse ``spec`` for ``game``. A bad spec is a one-line ``ValueError`` that starts with the problem,
+    then names the spec, then lists the known policies (the one the spec names with all its options,
+    the others cut short).
 
     >>> parse_spec("greedy:points=2", "splendor").options["points"]
     2.0
+    >>> parse_spec("greedy:points=2,name=g2", "splendor").label
+    'g2'
     """
     policies = known_policies(game)
     try:
         return _parse(spec, policies)
     except ValueError as e:
-        raise ValueError(f"bad policy spec {spec!r} for {game}: {e}. "
-                         f"Known policies: {describe_policies(game)}") from None
+        named = spec.partition(":")[0].strip().lower() if isinstance(spec, str) else None
+        head, detail = (f"bad value for {e.key}", f": {e}") if isinstance(e, _BadValue) else (str(e), "")
+        raise ValueError(f"{head} (bad policy spec {spec!r} for {game}{detail}). Known policies: "
+                         f"{describe_policies(game, full=named, width=_USAGE_WIDTH)}; "
+                         f"every policy also takes {LABEL_OPTION}=LABEL") from None
+
+
+class _BadValue(ValueError):
+    """An option's value that does not fit its type; ``key`` names the option."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+
+
+def _value(option: Option, text: str) -> Any:
+    try:
+        return option.parse(text)
+    except ValueError as e:
+        raise _BadValue(option.name, str(e)) from None
 
 
 def _parse(spec: str, policies: dict[str, PolicyEntry]) -> PolicySpec:
@@ -165,21 +226,25 @@ def _parse(spec: str, policies: dict[str, PolicyEntry]) -> PolicySpec:
     entry = policies[name]
     declared = {o.name: o for o in entry.options}
     given: dict[str, Any] = {}
+    label: str | None = None
     items = [item.strip() for item in rest.split(",")] if rest.strip() else []
     if entry.positional:
         if not items or "=" in items[0]:
             raise ValueError(f"{name} needs {entry.positional.upper()}, as in {name}:{entry.positional.upper()}")
-        given[entry.positional] = declared[entry.positional].parse(items.pop(0))
+        given[entry.positional] = _value(declared[entry.positional], items.pop(0))
     for item in items:
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not key or not value:
             raise ValueError(f"option {item!r} is not key=value")
+        if key in given or (key == LABEL_OPTION and label is not None):
+            raise ValueError(f"option {key!r} is given twice")
+        if key == LABEL_OPTION:  # every policy's label: kept in the spec, never passed to the policy
+            label = value
+            continue
         if key not in declared or key == entry.positional:
             raise ValueError(f"{name} has no option {key!r}")
-        if key in given:
-            raise ValueError(f"option {key!r} is given twice")
-        given[key] = declared[key].parse(value)
-    return PolicySpec(entry, given)
+        given[key] = _value(declared[key], value)
+    return PolicySpec(entry, given, label)
 
 
 def make_policy(spec: str, game: str, seed: int | None = None) -> Policy:

@@ -88,17 +88,21 @@ def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def format_llm_table(llm: dict[str, dict[str, Any]]) -> str:
-    """The LLM policies' accounting as aligned text (empty when there is none)."""
+def format_llm_table(llm: dict[str, dict[str, Any]], labels: dict[str, str] | None = None) -> str:
+    """The LLM policies' accounting as aligned text (empty when there is none); policies by their
+    ``labels`` (spec: label) where given."""
     if not llm:
         return ""
-    lines = [f"{'LLM policy':<36}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}{'illegal':>8}{'parse':>6}"
+    labels = labels or {}
+    names = {spec: labels.get(spec, spec) for spec in llm}
+    wide = max([len("LLM policy"), *map(len, names.values())]) + 2
+    lines = [f"{'LLM policy':<{wide}}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}{'illegal':>8}{'parse':>6}"
              f"{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}{'s/call':>8}{'tools/move':>11}"]
-    for name, acc in sorted(llm.items()):
+    for name, acc in sorted(llm.items(), key=lambda item: names[item[0]]):
         moves, calls = acc.get("moves", 0), acc.get("attempts", 0)
         cost = f"{acc['cost']:.4f}" if "cost" in acc else "-"
         tools = _per(acc["tool_calls"], moves, 1) if "tool_calls" in acc else "-"  # tool-using players only
-        lines.append(f"{name[:35]:<36}{acc['games']:>6}{acc['clean_games']:>6}{moves:>7}"
+        lines.append(f"{names[name]:<{wide}}{acc['games']:>6}{acc['clean_games']:>6}{moves:>7}"
                      f"{acc.get('fallback_moves', 0) + acc.get('forfeit_moves', 0):>9}"
                      f"{acc.get('illegal_replies', 0):>8}{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
                      f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('completion_tokens', 0), moves):>13}"

@@ -4,6 +4,11 @@ Scoring, everywhere: a seat scores against another seat 1 if it finished ahead, 
 on a tie (a shared win, or a game truncated at the ply cap, where every seat ties). For two players
 this is the win rate with draws counted half. Games that crashed are left out (and counted).
 
+Policies are keyed by their full spec everywhere in the summary; ``labels`` gives each its label
+(``arena/labels.py``), which the table and the plots show. A rating interval that means nothing (a
+policy rated on fewer than ``MIN_RATED_GAMES`` games, or an interval of zero width) carries an
+``interval_note`` saying why, and the table shows ``n/a`` with the reason instead of the numbers.
+
 >>> records = [{"index": 0, "seats": ["a", "b"], "ranks": [0, 1], "scores": [15, 9], "plies": 60,
 ...             "error": None, "truncated": False, "decisions": [30, 30], "time_s": [0.3, 0.03],
 ...             "nodes": [600, 0]}]
@@ -21,15 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.arena.labels import policy_labels
 from tabletop_rl.arena.llm import format_llm_table, is_clean, summarize_llm
 from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.core.stats import Z95, wilson_interval
 
-__all__ = ["format_table", "summarize", "write_report"]
+__all__ = ["MIN_RATED_GAMES", "format_table", "summarize", "write_report"]
 
 _SUMMARY_FILE, _WINRATE_PNG, _RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
 _ANCHOR = "random"
+#: Fewer rated games than this give a rating interval that means nothing (a bootstrap of two games is
+#: two numbers resampled); such an interval is shown as n/a.
+MIN_RATED_GAMES = 10
 _SCORING_NOTE = ("win rate: 1 for finishing ahead, 1/2 for a tie (shared win or truncated game), 0 behind; "
                  "95% Wilson intervals")
 
@@ -48,16 +57,18 @@ def _pair_results(records: list[dict[str, Any]], players: list[str]) -> list[tup
 def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
     """The run's summary as plain data (what ``summary.json`` holds)."""
     players = list(config["players"])
+    labels = policy_labels(players)
     void = sum(1 for r in records if r.get("void"))
     valid = sorted((r for r in records if not r["error"] and not r.get("void")), key=lambda r: r["index"])
     rows = _pair_results(valid, players)
     wins = win_matrix(rows, len(players))
     summary = {
-        "game": config["game"], "num_players": config["num_players"], "players": players,
+        "game": config["game"], "num_players": config["num_players"], "players": players, "labels": labels,
         "games": len(records) - void, "crashed": len(records) - void - len(valid),
+        "first_crash": _first_crash(records),
         "truncated": sum(1 for r in valid if r["truncated"]), "scoring": _SCORING_NOTE,
         "pairings": _pairings(valid, players, wins),
-        "policies": {p: _policy(p, valid, records) for p in players},
+        "policies": {p: {"label": labels[p], **_policy(p, valid, records)} for p in players},
         "win_rate_matrix": [[_rate(wins[i, j], wins[i, j] + wins[j, i]) if i != j else None
                              for j in range(len(players))] for i in range(len(players))],
         "ratings": _ratings(valid, players, rows, config["num_players"]),
@@ -69,6 +80,13 @@ def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
                         "ratings_clean": _ratings(clean, players, _pair_results(clean, players),
                                                   config["num_players"])})
     return summary
+
+
+def _first_crash(records: list[dict[str, Any]]) -> str | None:
+    """``game N: <error>`` of the crashed game with the lowest index, or ``None``."""
+    crashed = [r for r in records if r["error"] and not r.get("void")]
+    first = min(crashed, key=lambda r: r["index"], default=None)
+    return None if first is None else f"game {first['index']}: {first['error']}"
 
 
 def _rate(score: float, games: float) -> float | None:
@@ -133,9 +151,26 @@ def _ratings(valid: list[dict[str, Any]], players: list[str], rows: list[tuple[i
         values = mu - (mu[anchor] if anchor is not None else mu.mean())
         low, high = values - Z95 * sigma, values + Z95 * sigma
         method, detail = "OpenSkill", "Plackett-Luce mu, interval mu +- 1.96 sigma, games rated in index order"
+    rated = [sum(1 for r in valid if p in r["seats"]) for p in players]
     return {"method": method, "detail": detail, "anchor": players[anchor] if anchor is not None else "mean",
-            "values": {p: {"rating": float(values[i]), "low": float(low[i]), "high": float(high[i])}
+            "values": {p: {"rating": float(values[i]), "low": float(low[i]), "high": float(high[i]),
+                           "interval_note": _interval_note(i == anchor, rated[i], float(high[i] - low[i]))}
                        for i, p in enumerate(players)}}
+
+
+def _interval_note(anchor: bool, games: int, width: float) -> str | None:
+    """Why a rating interval means nothing, or ``None`` when it is worth reading.
+
+    >>> _interval_note(False, 2, 0.0), _interval_note(False, 40, 0.0), _interval_note(False, 40, 120.0)
+    ('too few games (2, fewer than 10)', 'zero width (every resample gives the same rating)', None)
+    """
+    if anchor:
+        return "anchor: 0 by definition"
+    if games < MIN_RATED_GAMES:
+        return f"too few games ({games}, fewer than {MIN_RATED_GAMES})"
+    if width < 1e-9:
+        return "zero width (every resample gives the same rating)"
+    return None
 
 
 def _no_ratings() -> dict[str, Any]:
@@ -147,51 +182,67 @@ def _seat_policies(record: dict[str, Any], players: list[str]) -> list[int]:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """The summary as aligned text for the terminal."""
+    """The summary as aligned text for the terminal: policies by label, the full spec beside each label
+    that differs from it."""
     n = summary["num_players"]
+    labels = _labels(summary)
     head = (f"{summary['game']}: {summary['games']} games, {n} players, {summary['crashed']} crashed, "
             f"{summary['truncated']} truncated\n{summary['scoring']}")
     vs = "vs" if n == 2 else "ahead of"
-    lines = [head, "", f"{'pairing':<44}{'games':>6}{'win rate':>10}  {'95% CI':<15}{'points':>13}{'plies':>8}"]
-    for p in summary["pairings"]:
+    pairs = [f"{labels[p['a']]} {vs} {labels[p['b']]}" for p in summary["pairings"]]
+    wide = max([len("pairing"), *map(len, pairs)]) + 2
+    lines = [head, "", f"{'pairing':<{wide}}{'games':>6}{'win rate':>10}  {'95% CI':<15}{'points':>13}{'plies':>8}"]
+    for pair, p in zip(pairs, summary["pairings"]):
         rate = f"{100 * p['win_rate']:.1f}%" if p["win_rate"] is not None else "-"
-        lines.append(f"{_cut(p['a'] + f' {vs} ' + p['b'], 43):<44}{p['games']:>6}{rate:>10}  "
-                     f"{_ci(p['ci_low'], p['ci_high']):<15}{_pair(p['mean_points_a'], p['mean_points_b']):>13}"
-                     f"{_num(p['mean_plies'], 1):>8}")
+        lines.append(f"{pair:<{wide}}{p['games']:>6}{rate:>10}  {_ci(p['ci_low'], p['ci_high']):<15}"
+                     f"{_pair(p['mean_points_a'], p['mean_points_b']):>13}{_num(p['mean_plies'], 1):>8}")
     rating = summary["ratings"]
-    lines += ["", f"{'policy':<36}{'rating':>8}  {'95% CI':<17}{'win share':>10}{'points':>8}"
-                  f"{'ms/move':>9}{'nodes/move':>11}{'crashes':>8}"]
+    wide = max([len("policy"), *map(len, labels.values())]) + 2
+    specs = any(label != spec for spec, label in labels.items())
+    lines += ["", f"{'policy':<{wide}}{'rating':>8}  {'95% CI':<21}{'win share':>10}{'points':>8}"
+                  f"{'ms/move':>9}{'nodes/move':>11}{'crashes':>8}" + ("  spec" if specs else "")]
     for name, p in sorted(summary["policies"].items(),
                           key=lambda kv: -rating["values"].get(kv[0], {}).get("rating", 0.0)):
         r = rating["values"].get(name)
         share = f"{100 * p['win_share']:.1f}%" if p["win_share"] is not None else "-"
-        lines.append(f"{_cut(name, 35):<36}{_num(r and r['rating'], 0):>8}  "
-                     f"{_bounds(r):<17}{share:>10}{_num(p['mean_points'], 1):>8}"
-                     f"{_num(p['time_per_move_ms'], 2):>9}{_num(p['nodes_per_move'], 0):>11}{p['crashes']:>8}")
+        beside = f"  {name}" if specs and labels[name] != name else ""
+        lines.append(f"{labels[name]:<{wide}}{_num(r and r['rating'], 0):>8}  "
+                     f"{_bounds(r):<21}{share:>10}{_num(p['mean_points'], 1):>8}"
+                     f"{_num(p['time_per_move_ms'], 2):>9}{_num(p['nodes_per_move'], 0):>11}{p['crashes']:>8}{beside}")
     if rating["method"]:
-        lines.append(f"ratings: {rating['method']} ({rating['detail']}); {rating['anchor']} = 0")
+        unshown = any(_bounds(r).startswith("n/a") for r in rating["values"].values())
+        lines.append(f"ratings: {rating['method']} ({rating['detail']}); {labels.get(rating['anchor'], 'mean')} = 0"
+                     + (f"; n/a: an interval from fewer than {MIN_RATED_GAMES} games, or of zero width, means nothing"
+                        if unshown else ""))
     if "llm" in summary:
-        lines += ["", format_llm_table(summary["llm"]), _clean_ratings_line(summary)]
+        lines += ["", format_llm_table(summary["llm"], labels), _clean_ratings_line(summary, labels)]
     return "\n".join(lines)
 
 
-def _clean_ratings_line(summary: dict[str, Any]) -> str:
+def _labels(summary: dict[str, Any]) -> dict[str, str]:
+    """The summary's labels; a summary written before labels existed gets them worked out now."""
+    return summary.get("labels") or policy_labels(summary["players"])
+
+
+def _clean_ratings_line(summary: dict[str, Any], labels: dict[str, str]) -> str:
     values = summary["ratings_clean"]["values"]
-    shown = ", ".join(f"{name} {r['rating']:.0f} {_bounds(r)}" for name, r in values.items())
+    shown = ", ".join(f"{labels[name]} {r['rating']:.0f} {_bounds(r)}" for name, r in values.items())
     return (f"on the {summary['clean_games']} clean games (no LLM fallback move): {shown or '-'}; "
             f"{summary['void']} void game(s) left to replay with --resume")
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "~"
 
 
 def _ci(low: float, high: float) -> str:
     return f"[{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def _bounds(r: dict[str, float] | None) -> str:
-    return f"[{r['low']:.0f}, {r['high']:.0f}]" if r else "-"
+def _bounds(r: dict[str, Any] | None) -> str:
+    """``[low, high]``, or why the interval is not shown (``n/a (too few games)``, ``anchor``)."""
+    if not r:
+        return "-"
+    note = r.get("interval_note")
+    if note is None:
+        return f"[{r['low']:.0f}, {r['high']:.0f}]"
+    return "anchor" if note.startswith("anchor") else f"n/a ({note.split(' (')[0]})"
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -203,9 +254,15 @@ def _pair(a: float | None, b: float | None) -> str:
 
 
 def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
-    """Write ``summary.json`` and the two plots into ``out``; return the summary."""
+    """Write the two plots (the ratings one only when there are ratings) and ``summary.json`` into ``out``;
+    return the summary, whose ``files`` names exactly the files written."""
     summary = summarize(records, config)
+    files = [_SUMMARY_FILE]
+    for name, plot in ((_WINRATE_PNG, plot_win_rates), (_RATINGS_PNG, plot_ratings)):
+        if plot(summary, Path(out) / name):
+            files.append(name)
+        else:  # a plot left from an earlier write of this run would no longer match the summary
+            (Path(out) / name).unlink(missing_ok=True)
+    summary["files"] = files
     (Path(out) / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    plot_win_rates(summary, Path(out) / _WINRATE_PNG)
-    plot_ratings(summary, Path(out) / _RATINGS_PNG)
     return summary

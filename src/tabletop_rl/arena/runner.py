@@ -24,10 +24,12 @@ import tabletop_rl.arena.llm as arena_llm
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
+from tabletop_rl.arena.labels import check_labels
 from tabletop_rl.arena.progress import Progress
 from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
+from tabletop_rl.arena.warmup import check_policies, warm_policy
 from tabletop_rl.core.game import step_entry
 from tabletop_rl.games import check_options, game_class, policy_game
 
@@ -55,13 +57,19 @@ def _canonical_players(players: Sequence[str], game: str, num_players: int) -> l
         names.append(policy.name)
         _POLICIES[(game, policy.name, threading.get_ident())] = policy
     check_players(names, num_players)
+    check_labels(names)
     return names
 
 
-def _policy_for(game: str, spec: str) -> Any:
+def _policy_for(game: str, spec: str, num_players: int, max_plies: int | None,
+                options: dict[str, Any] | None) -> Any:
+    """This thread's policy for ``spec``; one built here first plays an untimed move (``warm_policy``), so a
+    worker's first timed move holds no loading or compiling of kernels."""
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:
-        _POLICIES[key] = make_policy(spec, game=policy_game(game), seed=0)
+        policy = make_policy(spec, game=policy_game(game), seed=0)
+        warm_policy(policy, game, num_players, max_plies, options or {})
+        _POLICIES[key] = policy
     return _POLICIES[key]
 
 
@@ -94,7 +102,7 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
     seat, error, trace, policies, notes, forfeit, void = -1, None, None, [], [], None, None
     try:
         for seat, spec in enumerate(match.seats):
-            policies.append(_policy_for(game, spec))
+            policies.append(_policy_for(game, spec, num_players, max_plies, options))
             reset = getattr(policies[-1], "reset", None)
             if reset is not None:
                 reset(derive_seed(match.seed, seat))
@@ -142,7 +150,9 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
 
     ``games`` is per table (see ``schedule``); ``options`` are the game's (its ``option_names``). ``resume=True``
     continues the run in ``out`` (which must have been started with the same arguments; ``jobs`` may
-    differ). ``ValueError`` for bad arguments.
+    differ). ``ValueError`` for bad arguments, and for a policy that cannot make the first move of this game
+    and player count: before anything is written, every policy plays one untimed move (``arena/warmup.py``),
+    which also compiles numba's kernels here, once, for the workers to load.
     """
     options = check_options(game, options)
     rules = game_class(game)
@@ -154,10 +164,15 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     names = _canonical_players(players, game, num_players)
-    threads = any(arena_llm.is_llm(_policy_for(game, name)) for name in names)
+    cap = max_plies if max_plies is not None else rules.default_max_plies
+    stream = (log or sys.stderr) if progress else None
+    # Before anything is written: refuse a policy that cannot play this game, and compile in this process
+    # so the workers load numba's cache rather than each compiling again.
+    check_policies(game, {name: _POLICIES[(game, name, threading.get_ident())] for name in names}, num_players,
+                   cap, options, stream)
+    threads = any(arena_llm.is_llm(_POLICIES[(game, name, threading.get_ident())]) for name in names)
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
-    cap = max_plies if max_plies is not None else rules.default_max_plies
     config: dict[str, Any] = {"game": game, "players": names, "games": games, "seed": seed,
                               "num_players": num_players, "max_plies": cap,
                               **({"options": options} if options else {})}  # absent when empty: older runs still resume
@@ -166,11 +181,11 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
         done = {r["index"] for r in records}
         todo = [m for m in matches if m.index not in done]
         bar = None
-        if progress:
+        if stream is not None:
             print(f"arena {game}: {', '.join(names)}; {games} games per table, {num_players} players, seed {seed}, "
-                  f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""),
-                  file=log or sys.stderr)
-            bar = Progress(len(matches), len(done), stream=log)
+                  f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""), file=stream)
+            # the first game of each worker carries its start-up: the time left is measured after them
+            bar = Progress(len(matches), len(done), stream=log, settle=min(jobs, max(len(todo), 1)))
         with open_games(out) as fh:
             for record in _play_all(todo, game, num_players, cap, options, jobs, threads):
                 if not record.get("void"):  # a void game is not written, so --resume plays it again

@@ -25,16 +25,29 @@ simultaneous moves (``simultaneous = True``) writes it itself.
 from __future__ import annotations
 
 import operator
+import os
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks", "entry_moves",
-           "quote", "step_entry"]
+           "quote", "step_entry", "use_color"]
 
 
 #: Error messages quote at most this many characters of what the user gave.
 _QUOTE_LIMIT = 80
+
+
+def use_color(stream: Any = None) -> bool:
+    """Whether text for ``stream`` may carry ANSI colours: never when ``NO_COLOR`` is set to anything but ""
+    (no-color.org), and, for a stream, only when it is a terminal, so piped or redirected output stays plain.
+
+    >>> import io; use_color(io.StringIO())
+    False
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    return stream is None or bool(getattr(stream, "isatty", lambda: False)())
 
 
 def quote(value: Any, limit: int = _QUOTE_LIMIT) -> str:
@@ -158,7 +171,8 @@ class Game(Protocol):
     def ranks(self) -> list[int]: ...
 
     def render(self, viewer: int | None = None, color: bool = False) -> str:
-        """The match as text for player ``viewer`` (``None``: a spectator, who sees no hidden card)."""
+        """The match as text for player ``viewer``, who sees only what that player may know; ``None`` is a
+        spectator, who plays no part: each game says what a spectator sees (its docs page)."""
         ...
 
 

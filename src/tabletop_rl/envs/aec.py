@@ -49,7 +49,8 @@ class TabletopAEC(AECEnv):
 
     ``num_players``: players of the game (Klaverjas: 2 partnerships, 4 seats). ``max_plies``: the ply cap
     (``truncated`` when reached). ``reward``: ``"win"`` or ``"score"`` (module docstring).
-    ``render_viewer``: ``None`` renders a spectator's view (no hidden card), a seat what that seat sees.
+    ``render_viewer``: ``None`` renders a spectator's view (the game's docs say what a spectator sees), a seat
+    only what that seat may know.
     ``options``: the game's own options (Klaverjas: the match options of ``rules.options_row``).
     ``reset(seed, options={"position": <JSON position>})`` starts from a position.
     """

@@ -12,6 +12,7 @@ ValueError: reward must be one of 'win', 'score', got 'dense'
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from tabletop_rl.core.game import TurnBasedGame, quote
+from tabletop_rl.core.game import TurnBasedGame, quote, use_color
 from tabletop_rl.core.kernels import SEED_MASK
 from tabletop_rl.games import check_options, turn_based_class
 
@@ -184,8 +185,8 @@ def render_text(game: Any, mode: str | None, viewer: int | None) -> str | np.nda
     if mode == "rgb_array":
         image: np.ndarray = game.render_rgb(viewer)
         return image
-    text: str = game.render(viewer, color=True)
-    if mode == "human":
-        print(text)
+    if mode == "human":  # printed: colours only on a terminal
+        print(game.render(viewer, color=use_color(sys.stdout)))
         return None
+    text: str = game.render(viewer, color=use_color())  # ansi: the text itself, coloured unless NO_COLOR
     return text

@@ -8,12 +8,15 @@ and the scripts in ``benchmarks/``. Each function returns numbers; ``print_table
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -27,7 +30,7 @@ from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 
 __all__ = ["aec_steps_per_second", "batched", "compile_times", "gym_steps_per_second", "main", "print_table",
-           "python_api", "random_legal_actions", "vector_steps_per_second"]
+           "python_api", "random_legal_actions", "steps_per_second", "vector_steps_per_second"]
 
 _FIRST_STEP = (
     "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
@@ -53,18 +56,42 @@ def compile_times() -> tuple[float, float]:
     return cold, warm
 
 
-def python_api(seconds: float) -> float:
-    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()  # cheap random choice
-    SplendorGame(2, seed=0).step(0)  # load the compiled functions before timing
-    steps, seed, t0 = 0, 0, time.perf_counter()
+def steps_per_second(run: Callable[[], int], seconds: float) -> float:
+    """Steps/s of calling ``run`` (which returns the steps it made) until ``seconds`` have passed.
+
+    The first call is made before the clock starts: it loads the compiled kernels (seconds with a cold
+    numba cache), which would otherwise swamp a short measurement.
+
+    >>> steps_per_second(lambda: 10, 0.01) > 1000
+    True
+    """
+    if not seconds > 0:
+        raise ValueError(f"seconds must be positive, got {seconds}")
+    run()
+    steps, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        g = SplendorGame(2, seed=seed)
-        seed += 1
+        steps += run()
+    return steps / (time.perf_counter() - t0)
+
+
+def _picks() -> list[int]:
+    """Cheap pre-drawn random numbers: a pick is ``picks[step & 0xFFFF] % len(legal)``."""
+    return np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
+
+
+def python_api(seconds: float) -> float:
+    """Steps/s of one game at a time through ``SplendorGame``: ``legal_mask`` and ``step`` each move."""
+    picks, seeds = _picks(), itertools.count()
+
+    def game() -> int:
+        g, steps = SplendorGame(2, seed=next(seeds)), 0
         while not g.is_over:
             legal = g.legal_mask().nonzero()[0]
             g.step(int(legal[picks[steps & 0xFFFF] % len(legal)]))
             steps += 1
-    return steps / (time.perf_counter() - t0)
+        return steps
+
+    return steps_per_second(game, seconds)
 
 
 def batched(games: int, players: int, parallel: bool, repeats: int) -> tuple[float, float, float]:
@@ -88,11 +115,12 @@ def batched(games: int, players: int, parallel: bool, repeats: int) -> tuple[flo
 
 
 def aec_steps_per_second(env, seconds: float) -> float:
-    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
-    steps, seed, t0 = 0, 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        env.reset(seed=seed)
-        seed += 1
+    """Steps/s of whole games of random legal play through an AEC env (``env.step`` per agent turn)."""
+    picks, seeds = _picks(), itertools.count()
+
+    def episode() -> int:
+        env.reset(seed=next(seeds))
+        steps = 0
         for _agent in env.agent_iter():
             obs, _reward, terminated, truncated, _info = env.last()
             if terminated or truncated:
@@ -102,21 +130,26 @@ def aec_steps_per_second(env, seconds: float) -> float:
                 action = int(legal[picks[steps & 0xFFFF] % len(legal)])
             env.step(action)
             steps += 1
-    return steps / (time.perf_counter() - t0)
+        return steps
+
+    return steps_per_second(episode, seconds)
 
 
 def gym_steps_per_second(seconds: float) -> float:
+    """Steps/s of the Gymnasium env against ``random``, random legal learner moves."""
     env = SplendorGymEnv(opponent="random")
-    picks = np.random.default_rng(0).integers(0, 1 << 30, 1 << 16).tolist()
-    steps, t0 = 0, time.perf_counter()
-    _obs, info = env.reset(seed=0)
-    while time.perf_counter() - t0 < seconds:
-        legal = info["action_mask"].nonzero()[0]
-        _obs, _r, terminated, truncated, info = env.step(int(legal[picks[steps & 0xFFFF] % len(legal)]))
-        steps += 1
-        if terminated or truncated:
-            _obs, info = env.reset()
-    return steps / (time.perf_counter() - t0)
+    picks, seeds = _picks(), itertools.count()
+
+    def episode() -> int:
+        _obs, info = env.reset(seed=next(seeds))
+        steps, done = 0, False
+        while not done:
+            legal = info["action_mask"].nonzero()[0]
+            _obs, _r, terminated, truncated, info = env.step(int(legal[picks[steps & 0xFFFF] % len(legal)]))
+            steps, done = steps + 1, terminated or truncated
+        return steps
+
+    return steps_per_second(episode, seconds)
 
 
 @njit(cache=True)
@@ -133,12 +166,15 @@ def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: 
     _obs, info = env.reset(seed=0)
     draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))
     actions = np.zeros(num_envs, np.int64)
-    steps, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        random_legal_actions(info["action_mask"], draws[steps % 64], actions)
+    batches = itertools.count()
+
+    def batch() -> int:
+        nonlocal info
+        random_legal_actions(info["action_mask"], draws[next(batches) % 64], actions)
         _obs, _r, _t, _u, info = env.step(actions)
-        steps += 1
-    return steps * num_envs / (time.perf_counter() - t0)
+        return num_envs
+
+    return steps_per_second(batch, seconds)
 
 
 def print_table(header: tuple[str, str], rows: list[tuple[str, str]]) -> None:
@@ -149,12 +185,26 @@ def print_table(header: tuple[str, str], rows: list[tuple[str, str]]) -> None:
         print(f"{k:<{width}}  {v}")
 
 
+def _positive(kind: type) -> Callable[[str], Any]:
+    """An argparse type: a number of ``kind`` above zero, else argparse's one-line usage error."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+    return parse
+
+
 def main(argv: list[str] | None = None) -> None:
     """``tabletop bench splendor``: a quick throughput table of the core and every env interface."""
     ap = argparse.ArgumentParser(prog="tabletop bench splendor", description=main.__doc__)
-    ap.add_argument("--seconds", type=float, default=2.0, help="duration of each timed loop")
-    ap.add_argument("--games", type=int, default=10000, help="games in the batched core measurement")
-    ap.add_argument("--num-envs", type=int, default=1024, help="games in the vector env")
+    ap.add_argument("--seconds", type=_positive(float), default=2.0,
+                    help="duration of each timed loop (each loop is warmed up first, untimed)")
+    ap.add_argument("--games", type=_positive(int), default=10000, help="games in the batched core measurement")
+    ap.add_argument("--num-envs", type=_positive(int), default=1024, help="games in the vector env")
     args = ap.parse_args(argv)
     rows = [("Python API step + legal_mask (2p)", f"{python_api(args.seconds):,.0f} steps/s")]
     for parallel in (False, True):

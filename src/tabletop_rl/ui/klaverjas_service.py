@@ -1,12 +1,23 @@
 """The best-card HTTP service (``tabletop serve klaverjas``; extra ``[serve]``: fastapi, uvicorn, httpx, pyyaml).
 
-``POST /v1/best-card`` answers which card to play from a trick in progress; ``GET /healthz``; the
-OpenAPI spec at ``/docs``. Status codes: 200; 400 malformed or inconsistent input (FastAPI's own
-validation errors included: this service answers them with 400, not FastAPI's default 422), the
-message names the field; 413 a body over 64 KB; 422 a well-formed request whose position admits no
-legal card for the player (not the player's turn, wrong hand size, a hand contradicting a void the
-history shows, history that breaks the rules); 503 a model is required (``allowFallback: false``)
-and neither the local model nor the external API answered.
+``POST /v1/best-card`` answers which card to play from a trick in progress; ``GET /healthz``; the OpenAPI
+schema at ``/openapi.json`` (with request and response examples) and a page at ``/docs`` that documents the
+endpoints and works offline (no Swagger UI from a CDN). Status codes: 200; 400 malformed input (bad JSON,
+with its line and column; FastAPI's own validation errors are answered with 400, not its default 422), the
+message names the field; 413 a body over 64 KB (refused on its Content-Length unread, a chunked body read
+no further than the limit); 422 a well-formed request whose position admits no legal card for the player
+(not the player's turn, a hand size the history contradicts, a hand contradicting a void the history
+shows, history that breaks the rules); 503 a model is required (``allowFallback: false``) and neither the
+local model nor the external API answered. Every error is ``{"detail": "<field>: <one line>"}``.
+
+A request (``history`` may be left out: the hand size then says which trick it is; ``leaderPosition``
+may be left out when ``table[0]`` names its player; cards and trump in either case)::
+
+    curl -s localhost:8000/v1/best-card -H 'content-type: application/json' -d '{"hand": ["JH", "9H",
+      "AC", "10C", "KS", "7D", "8D"], "table": [{"player": 2, "card": "AH"}, {"player": 3, "card": "7H"}],
+      "history": [{"leader": 0, "plays": ["7S", "8S", "AS", "9S"]}], "trump": "H", "playerPosition": 0}'
+    {"bestCard": "JH", "candidates": [{"card": "JH", "score": 0.62, "legal": true, "reason": "local model"},
+      ...], "legalCards": ["JH", "9H"], "model": {"name": "klaverjas-mlp", ...}, "requestId": null}
 
 Scoring order: the local model (``model.txt``) when loaded, else the external scoring API when
 configured, else the deterministic heuristic (reason ``"fallback"``). Whatever a responder says,
@@ -21,8 +32,10 @@ request does not carry them.
 
 Configuration: a YAML file (``--config``) with the keys of ``ServiceConfig``, overridden by the
 environment variables ``KLAVERJAS_MODEL_PATH``, ``KLAVERJAS_API_URL``, ``KLAVERJAS_API_KEY``,
-``KLAVERJAS_API_TIMEOUT_S``. Each request logs one JSON line (request id, sanitised inputs, legal
-cards, choice, scores, responder, milliseconds); the API key is never logged.
+``KLAVERJAS_API_TIMEOUT_S``. At startup the service compiles its kernels by answering example positions
+(logged as ``warm_up``), then prints its URL. Each request, answered or refused, logs one JSON line
+(request id, sanitised inputs with long strings cut, the choice or the refusal, milliseconds); the API key
+is never logged.
 
 This module is the ``[serve]`` extra's entry point: it imports fastapi, pydantic, httpx, uvicorn and pyyaml
 at its top, and no other module of the package imports it (``tabletop serve klaverjas`` loads it by name).
@@ -31,9 +44,12 @@ at its top, and no other module of the package imports it (``tabletop serve klav
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import logging
 import os
+import re
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -46,8 +62,12 @@ import uvicorn
 import yaml
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag
+from pydantic.json_schema import JsonDict, JsonValue
+from pydantic_core import PydanticCustomError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
@@ -58,7 +78,10 @@ __all__ = ["BestCardRequest", "BestCardResponse", "Candidate", "ErrorResponse", 
            "ServiceConfig", "TablePlay", "create_app", "position_from_request", "serve_main"]
 
 _MAX_BODY_BYTES = 64 * 1024
-_CARD_PATTERN = r"^(7|8|9|10|J|Q|K|A)[CDHS]$"
+# The schema admits either case (the validators below upper-case first), for cards and trump alike.
+_CARD_PATTERN = r"^(7|8|9|10|[JQKAjqka])[CDHScdhs]$"
+_SUIT_PATTERN = r"^[CDHScdhs]$"
+_LOG_TEXT = 120  # longest string a log line or an error message repeats from a request
 _log = logging.getLogger("tabletop_rl.ui.klaverjas_service")
 
 
@@ -98,7 +121,28 @@ class ServiceConfig:
 
 
 # --- request / response schema -----------------------------------------------------------------
-_Card = Annotated[str, Field(pattern=_CARD_PATTERN)]
+def _cut(text: str, width: int = _LOG_TEXT) -> str:
+    """``text`` cut to ``width`` characters, saying how long it was, so no request is echoed at length."""
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} chars)"
+
+
+def _card_text(value: Any) -> Any:
+    """A card name upper-cased (``"jh"`` is ``"JH"``); a clear error for text that names no card."""
+    if not isinstance(value, str):
+        return value  # pydantic's own "Input should be a valid string"
+    card = value.strip().upper()
+    if not re.fullmatch(r"(7|8|9|10|J|Q|K|A)[CDHS]", card):
+        raise PydanticCustomError("card", "bad card {card}: expected rank (7 8 9 10 J Q K A) and suit (C D H S) "
+                                          "such as '10H' or 'js'", {"card": repr(_cut(value, 20))})
+    return card
+
+
+def _suit_text(value: Any) -> Any:
+    """A trump suit upper-cased, as cards are (``"h"`` is ``"H"``)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+_Card = Annotated[str, Field(pattern=_CARD_PATTERN), BeforeValidator(_card_text)]
 _Seat = Annotated[int, Field(ge=0, le=3)]
 
 
@@ -108,25 +152,68 @@ class TablePlay(BaseModel):
     card: _Card
 
 
+def _play_form(value: Any) -> str:
+    return "seat" if isinstance(value, dict | TablePlay) else "text"
+
+
+#: A card played: ``"AH"`` or ``{"player": 2, "card": "AH"}``, in ``table`` and ``history`` alike. The tags pick the
+#: form from the value, so an error names the one form the client used (a plain union reports both).
+_Play = Annotated[Annotated[_Card, Tag("text")] | Annotated[TablePlay, Tag("seat")], Discriminator(_play_form)]
+_UNION_TAGS = {"text", "seat"}  # left out of the field names in error messages
+
+
+def _play_card(play: str | TablePlay) -> str:
+    return play if isinstance(play, str) else play.card
+
+
+def _play_seat(play: str | TablePlay) -> int | None:
+    return None if isinstance(play, str) else play.player
+
+
 class HistoryTrick(BaseModel):
     model_config = ConfigDict(extra="forbid")
     leader: _Seat
-    plays: list[str | TablePlay] = Field(min_length=4, max_length=4)
+    plays: list[_Play] = Field(min_length=4, max_length=4)
     winner: int | None = Field(default=None, ge=0, le=3)
     points: int | None = None
 
 
+#: The examples of the OpenAPI schema and the /docs page, also what the service answers at startup to compile its
+#: kernels: the second trick with the history given (Rotterdam), and the fifth trick of another deal with the
+#: history left out (Amsterdam, lower case), so that both paths and both follow regimes run once.
+_EXAMPLES: list[JsonValue] = [
+    {"hand": ["JH", "9H", "AC", "10C", "KS", "7D", "8D"],
+     "table": [{"player": 2, "card": "AH"}, {"player": 3, "card": "7H"}],
+     "history": [{"leader": 0, "plays": ["7S", "8S", "AS", "9S"], "winner": 2, "points": 11}],
+     "trump": "H", "playerPosition": 0, "leaderPosition": 2, "scoringMode": "simple", "topK": 3,
+     "requestId": "abc-123", "rules": "rotterdam"},
+    {"hand": ["jh", "9h", "ac", "10c"], "table": [{"player": 3, "card": "qd"}], "trump": "h", "playerPosition": 0,
+     "scoringMode": "points", "rules": "amsterdam"},
+]
+_RESPONSE_EXAMPLE: JsonDict = {
+    "bestCard": "JH", "legalCards": ["JH", "9H"], "model": {"name": "klaverjas-mlp", "version": "2025-01-01T00:00:00Z"},
+    "candidates": [{"card": "JH", "score": 0.71, "legal": True, "reason": "local model"},
+                   {"card": "9H", "score": 0.29, "legal": True, "reason": "local model"},
+                   {"card": "AC", "score": 0.0, "legal": False, "reason": "not legal"}],
+    "requestId": "abc-123"}
+
+
 class BestCardRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    hand: list[str] = Field(min_length=1, max_length=8)
-    table: list[TablePlay] = Field(default_factory=list)
-    history: list[HistoryTrick] = Field(default_factory=list, max_length=7)
-    trump: str = Field(pattern=r"^[CDHS]$")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": _EXAMPLES})
+    hand: list[_Card] = Field(min_length=1, max_length=8)
+    table: list[_Play] = Field(default_factory=list, description="cards on the table, in play order")
+    history: list[HistoryTrick] | None = Field(
+        default=None, max_length=7, description="the finished tricks; left out, the hand size says which trick it "
+                                                "is and the cards played before count as unseen")
+    trump: Annotated[str, Field(pattern=_SUIT_PATTERN), BeforeValidator(_suit_text)]
     playerPosition: _Seat
-    leaderPosition: int | None = Field(default=None, ge=0, le=3)
+    leaderPosition: int | None = Field(default=None, ge=0, le=3,
+                                       description="seat that led this trick (default: table[0].player, or "
+                                                   "playerPosition when the table is empty)")
     partnerPosition: int | None = Field(default=None, ge=0, le=3)
     makerPosition: int | None = Field(default=None, ge=0, le=3,
-                                      description="seat that chose trump (default: leader of the first trick)")
+                                      description="seat that chose trump (default: the leader of the first trick, "
+                                                  "or of this trick when the history is left out)")
     scoringMode: Literal["simple", "points", "winTrick"] = "simple"
     topK: int = Field(default=3, ge=1, le=8)
     requestId: str | None = Field(default=None, max_length=200)
@@ -154,6 +241,7 @@ class ModelInfo(BaseModel):
 
 
 class BestCardResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [_RESPONSE_EXAMPLE]})
     bestCard: str
     candidates: list[Candidate]
     legalCards: list[str]
@@ -166,11 +254,13 @@ class ErrorResponse(BaseModel):
 
 
 class _RequestError(Exception):
-    """A request the service refuses: ``status`` 400/422/503 and a message naming the field."""
+    """A request the service refuses: ``status`` 400/422/503 and a message naming the field; ``request``, the
+    sanitised request for the log, is filled in by the endpoint."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+        self.request: dict[str, Any] = {}
 
 
 # --- position from a request ---------------------------------------------------------------------
@@ -188,23 +278,37 @@ def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], lis
     def place(text: str, where: str) -> int:
         card = _card(text, where)
         if card in seen:
-            raise _RequestError(400, f"{where}: card {text} already appears in {seen[card]}")
+            raise _RequestError(400, f"{where}: card {R.card_name(card)} already appears in {seen[card]}")
         seen[card] = where
         return card
 
     hand = [place(c, f"hand[{i}]") for i, c in enumerate(req.hand)]
     history = []
-    for i, trick in enumerate(req.history):
+    for i, trick in enumerate(req.history or []):
         cards = []
         for k, play in enumerate(trick.plays):
-            text = play if isinstance(play, str) else play.card
-            if not isinstance(play, str) and play.player != (trick.leader + k) % 4:
+            seat = _play_seat(play)
+            if seat is not None and seat != (trick.leader + k) % 4:
                 raise _RequestError(400, f"history[{i}].plays[{k}].player: expected seat {(trick.leader + k) % 4} "
                                          f"(clockwise from leader {trick.leader})")
-            cards.append(place(text, f"history[{i}].plays[{k}]"))
+            cards.append(place(_play_card(play), f"history[{i}].plays[{k}]"))
         history.append(cards)
-    table = [place(p.card, f"table[{k}]") for k, p in enumerate(req.table)]
+    table = [place(_play_card(p), f"table[{k}]") for k, p in enumerate(req.table)]
     return hand, history, table
+
+
+def _leader(req: BestCardRequest) -> int:
+    """The seat that led the trick in progress: ``leaderPosition``, else the seat ``table[0]`` names, else (an
+    empty table) the player; 400 when the table's first card names no seat and ``leaderPosition`` is missing."""
+    if req.leaderPosition is not None:
+        return req.leaderPosition
+    if not req.table:
+        return req.playerPosition
+    seat = _play_seat(req.table[0])
+    if seat is None:
+        raise _RequestError(400, "leaderPosition: required when table[0] is a bare card "
+                                 "(or give it as {\"player\": seat, \"card\": ...})")
+    return seat
 
 
 def _check_seats(req: BestCardRequest) -> int:
@@ -214,27 +318,40 @@ def _check_seats(req: BestCardRequest) -> int:
     if req.partnerPosition is not None and req.partnerPosition != (req.playerPosition + 2) % 4:
         raise _RequestError(400, f"partnerPosition: the partner sits opposite seat {req.playerPosition}, "
                                  f"at {(req.playerPosition + 2) % 4}")
-    if req.table and req.leaderPosition is None:
-        raise _RequestError(400, "leaderPosition: required when the table is not empty")
-    leader = req.playerPosition if req.leaderPosition is None else req.leaderPosition
+    leader = _leader(req)
     for k, play in enumerate(req.table):
-        if play.player != (leader + k) % 4:
+        seat = _play_seat(play)
+        if seat is not None and seat != (leader + k) % 4:
             raise _RequestError(400, f"table[{k}].player: expected seat {(leader + k) % 4} "
                                      f"(clockwise from leaderPosition {leader})")
     return leader
 
 
+def _trick_number(req: BestCardRequest, hand: list[int], history: list[list[int]]) -> int:
+    """Tricks finished before this one: the history's length when it is given (the hand must then hold the
+    rest), else what the hand size says (FR-2: the history is optional)."""
+    if req.history is None:
+        return R.TRICKS_PER_DEAL - len(hand)
+    if len(hand) != R.TRICKS_PER_DEAL - len(history):
+        raise _RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
+                                 f"{R.TRICKS_PER_DEAL - len(history)} cards, got {len(hand)} "
+                                 f"(leave history out to have the hand size say which trick it is)")
+    return len(history)
+
+
 def position_from_request(req: BestCardRequest) -> np.ndarray:
-    """The state row of the player's view (other hands empty); 400/422 ``_RequestError`` otherwise."""
+    """The state row of the player's view (other hands empty); 400/422 ``_RequestError`` otherwise.
+
+    Without a history the earlier tricks stay empty in the row: their cards count as unseen, so the model,
+    the heuristic and determinisation treat them as possibly in any other hand, and the points and roem
+    scored so far count as 0."""
     hand, history, table = _check_places(req)
     leader = _check_seats(req)
     trump = R.suit_id(req.trump)
     if (leader + len(table)) % 4 != req.playerPosition:
         raise _RequestError(422, f"no legal card: seat {(leader + len(table)) % 4} is to act, "
                                  f"not playerPosition {req.playerPosition}")
-    if len(hand) != 8 - len(history):
-        raise _RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
-                                 f"{8 - len(history)} cards, got {len(hand)}")
+    t = _trick_number(req, hand, history)
     state = _rules_state(req)
     first_leader = req.history[0].leader if req.history else leader
     state[R.TRUMP], state[R.PHASE] = trump, R.PLAYING
@@ -242,7 +359,6 @@ def position_from_request(req: BestCardRequest) -> np.ndarray:
     state[R.HAND:R.HAND + 4] = 0
     state[R.HAND + req.playerPosition] = R.hand_of(hand)
     _replay_history(state, req, history)
-    t = len(history)
     if req.history and leader != int(state[R.WINNER + t - 1]):
         raise _RequestError(422, f"no legal card: leaderPosition {leader} did not win the last trick "
                                  f"(seat {int(state[R.WINNER + t - 1])} did)")
@@ -250,7 +366,7 @@ def position_from_request(req: BestCardRequest) -> np.ndarray:
     state[R.TRICK + 4 * t:R.TRICK + 4 * t + len(table)] = table
     state[R.TRICK_NO], state[R.IN_TRICK], state[R.CURRENT] = t, len(table), req.playerPosition
     _declared_stuk(state)
-    _check_voids(state, req.playerPosition)
+    _check_voids(state, req.playerPosition, len(history))
     return state
 
 
@@ -276,7 +392,7 @@ def _declared_stuk(state: np.ndarray) -> None:
 def _replay_history(state: np.ndarray, req: BestCardRequest, history: list[list[int]]) -> None:
     """Fill the finished tricks; 422 when leaders, winners or points contradict the rules."""
     trump = int(state[R.TRUMP])
-    for i, (trick, cards) in enumerate(zip(req.history, history)):
+    for i, (trick, cards) in enumerate(zip(req.history or [], history)):
         if i and trick.leader != int(state[R.WINNER + i - 1]):
             raise _RequestError(422, f"no legal card: history[{i}].leader is {trick.leader} but seat "
                                      f"{int(state[R.WINNER + i - 1])} won the trick before")
@@ -295,11 +411,11 @@ def _replay_history(state: np.ndarray, req: BestCardRequest, history: list[list[
         state[R.ROEM + R.team_of(winner)] += state[R.TRICK_ROEM + i]
 
 
-def _check_voids(state: np.ndarray, seat: int) -> None:
-    """422 when the player's own hand contradicts what the player's earlier plays showed."""
+def _check_voids(state: np.ndarray, seat: int, known: int) -> None:
+    """422 when the player's own hand contradicts what the player's plays in the ``known`` tricks showed."""
     trump, regime = int(state[R.TRUMP]), int(R.follow_regime(state))
     hand = int(state[R.HAND + seat])
-    for t in range(int(state[R.TRICK_NO])):
+    for t in range(known):
         cards = [int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + 4]]
         k = (seat - int(state[R.LEADER + t])) % 4
         if hand & excluded_by_play(cards[:k], cards[k], trump, regime):
@@ -358,15 +474,28 @@ class _BestCardService:
         self.model_info = _model_info(self.model) if self.model is not None else None
         self.external = (_ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url
                          else None)
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """Answer the examples once, so that numba compiles (or loads from its cache) every kernel a request
+        needs now rather than in the first request, which took seconds. The external API is not called."""
+        start = time.perf_counter()
+        for example in _EXAMPLES:
+            state = position_from_request(BestCardRequest.model_validate(example))
+            legal = _legal_cards(state)
+            scores = {c: s for c, (s, _) in heuristic_scores(state, legal).items()}
+            if self.model is not None:
+                scores = self.model.card_scores(state, legal)
+            for mode in ("simple", "points", "winTrick"):
+                self._rank(mode, state, legal, scores)
+        _log.info(json.dumps({"event": "warm_up", "examples": len(_EXAMPLES),
+                              "ms": round((time.perf_counter() - start) * 1000, 2)}))
 
     def choose(self, req: BestCardRequest) -> dict:
         """The response body for a validated request (``_RequestError`` for 400/422/503)."""
         start = time.perf_counter()
         state = position_from_request(req)
-        mask = np.zeros(R.NUM_ACTIONS, np.bool_)
-        if R.legal_mask(state, mask) == 0:
-            raise _RequestError(422, "no legal card in this position")
-        legal = [int(c) for c in np.flatnonzero(mask)]
+        legal = _legal_cards(state)
         scores, reasons, info = self._score(req, state, legal)
         ranked = self._rank(req.scoringMode, state, legal, scores)
         hand = R.cards_of(int(state[R.HAND + req.playerPosition]))
@@ -414,62 +543,271 @@ class _BestCardService:
         return {c: swing[c][1] + finite[c] / 1000 for c in legal}
 
 
+def _legal_cards(state: np.ndarray) -> list[int]:
+    """The cards the seat to act may play; 422 when there is none."""
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    if R.legal_mask(state, mask) == 0:
+        raise _RequestError(422, "no legal card in this position")
+    return [int(c) for c in np.flatnonzero(mask)]
+
+
+# --- logging -------------------------------------------------------------------------------------
 def _sanitised(req: BestCardRequest) -> dict:
-    """Request fields worth logging: the position, not free text beyond the request id."""
-    return {"hand": req.hand, "table": [p.card for p in req.table], "tricks": len(req.history),
+    """Request fields worth logging: the position, not free text beyond the request id (cut short)."""
+    return {"requestId": None if req.requestId is None else _cut(req.requestId), "hand": req.hand,
+            "table": [_play_card(p) for p in req.table],
+            "tricks": "omitted" if req.history is None else len(req.history),
             "trump": req.trump, "playerPosition": req.playerPosition, "rules": req.rules,
             "amsterdamUndertrump": req.amsterdamUndertrump, "stukMode": req.stukMode,
             "quartetValues": req.quartetValues, "scoringMode": req.scoringMode}
 
 
+def _brief(value: Any) -> Any:
+    """One value of a refused body for the log: itself when its JSON is short, else its JSON text cut short."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):  # too deep or not JSON: its type says enough
+        return f"<{type(value).__name__}>"
+    if len(text) <= _LOG_TEXT:
+        return value
+    return _cut(value) if isinstance(value, str) else _cut(text)
+
+
+def _sanitised_body(body: Any) -> dict[str, Any]:
+    """What the log keeps of a body that failed validation: the request's own fields, each cut short, and the
+    names of unknown ones; of a body that is no JSON object, its first characters."""
+    if not isinstance(body, dict):
+        return {"body": _brief(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)}
+    known = {key: _brief(value) for key, value in body.items() if key in BestCardRequest.model_fields}
+    unknown = [_cut(str(key), 40) for key in body if key not in BestCardRequest.model_fields]
+    return {**known, **({"unknownFields": unknown[:5]} if unknown else {})}
+
+
+def _log_refused(status: int, detail: str, path: str, request: Mapping[str, Any]) -> None:
+    """One log line for a refused request, like the line of an answered one; nothing in it is long."""
+    _log.info(json.dumps({"event": "refused", "status": status, "path": _cut(path, 60),
+                          "requestId": request.get("requestId"), "detail": _cut(detail, 300), "input": request}))
+
+
+# --- errors --------------------------------------------------------------------------------------
+def _where(loc: Sequence[Any]) -> str:
+    """A pydantic error location as the field path the service's own messages use: ``history[0].plays[2]``."""
+    text = ""
+    for part in loc:
+        if part == "body" or part in _UNION_TAGS:
+            continue
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "body"
+
+
+def _json_error(doc: Any, error: Mapping[str, Any]) -> str:
+    """Where a body stops being JSON, as line and column (FastAPI reports a character offset)."""
+    loc = error.get("loc", ())
+    pos = loc[-1] if loc and isinstance(loc[-1], int) else 0
+    reason = (error.get("ctx") or {}).get("error", "not valid JSON")
+    if isinstance(doc, bytes):
+        doc = doc.decode("utf-8", "replace")
+    if not isinstance(doc, str):
+        return f"body: invalid JSON at character {pos + 1}: {reason}"
+    line, column = doc.count("\n", 0, pos) + 1, pos - doc.rfind("\n", 0, pos)
+    return f"body: invalid JSON at line {line} column {column}: {reason}"
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    """The first validation error as one line naming the field."""
+    errors = exc.errors()
+    first: Mapping[str, Any] = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    body = getattr(exc, "body", None)
+    if first.get("type") == "json_invalid":
+        return _json_error(body, first)
+    if isinstance(body, bytes) and tuple(first.get("loc", ())) == ("body",):  # FastAPI read no JSON
+        return "body: expected a JSON object, sent with Content-Type: application/json"
+    return f"{_where(first.get('loc', ()))}: {first.get('msg', 'invalid')}"
+
+
+def _http_error_message(exc: StarletteHTTPException) -> str:
+    """FastAPI's own refusals, with the reason FastAPI leaves out when a body cannot be parsed at all."""
+    cause = exc.__cause__
+    if isinstance(cause, RecursionError):
+        return "body: JSON nested too deeply"
+    if isinstance(cause, UnicodeDecodeError):
+        return f"body: not UTF-8 text (byte {cause.start + 1})"
+    return str(exc.detail)
+
+
+def _json_reply(status: int, detail: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=dict(headers or {}))
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes gets 413 having read at most ``limit`` bytes of it.
+
+    A declared Content-Length over the limit is refused before any of the body is read; a body of unknown
+    length (chunked) is read only up to the limit. Starlette's ``request.body()`` would read the whole body
+    first, so a 300 MB upload grew the server by more than its size before the 413. The body read (at most
+    ``limit`` bytes) is handed on to the app as one message."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"").decode("latin-1")
+        if declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, send, f"body: Content-Length {_cut(declared, 20)} is over the "
+                                            f"{self.limit}-byte limit", {"contentLength": _cut(declared, 20)})
+            return
+        body = await self._read(receive)
+        if body is None:
+            return  # the client left
+        if len(body) > self.limit:
+            await self._refuse(scope, send, f"body: over the {self.limit}-byte limit (read no further)", {})
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        """The body, or its first ``limit + 1`` bytes when it is longer; ``None`` when the client disconnects."""
+        chunks: list[bytes] = []
+        size = 0
+        while size <= self.limit:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    async def _refuse(self, scope: Scope, send: Send, detail: str, request: Mapping[str, Any]) -> None:
+        """413, closing the connection: the rest of the body is never read, so the connection cannot be reused."""
+        _log_refused(413, detail, scope.get("path", ""), request)
+        await _json_reply(413, detail, {"connection": "close"})(scope, _no_body, send)
+
+
+async def _no_body() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the app the body already read, then whatever the connection says next."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+# --- the /docs page ------------------------------------------------------------------------------
+def _docs_page(spec: Mapping[str, Any]) -> str:
+    """The /docs page, written from the OpenAPI schema: every endpoint with its status codes, the request
+    examples as curl commands and a response example. It loads nothing from the network (FastAPI's Swagger UI
+    fetches its scripts from a CDN, so it was blank offline)."""
+    esc = html.escape
+    parts = [f"<h1>{esc(spec['info']['title'])}</h1>",
+             "<p>The full schema: <a href='/openapi.json'>/openapi.json</a>.</p>"]
+    for path, operations in spec["paths"].items():
+        for method, op in operations.items():
+            parts.append(f"<h2>{method.upper()} {esc(path)}</h2><p>{esc(op.get('summary', ''))}</p>")
+            parts.append(f"<p>{esc(op.get('description', ''))}</p>" if op.get("description") else "")
+            parts += _examples_html(spec, path, op)
+            codes = "".join(f"<li><b>{esc(code)}</b> {esc(reply.get('description', ''))}</li>"
+                            for code, reply in op.get("responses", {}).items())
+            parts.append(f"<ul>{codes}</ul>")
+    parts.append(f"<h2>About</h2><pre>{esc(spec['info'].get('description', ''))}</pre>")
+    style = "body{font-family:sans-serif;max-width:60em;margin:auto}pre{background:#f4f4f4;padding:.5em;overflow:auto}"
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(spec['info']['title'])}</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def _examples_html(spec: Mapping[str, Any], path: str, op: Mapping[str, Any]) -> list[str]:
+    """The request examples of ``op`` as curl commands, and its 200 response's example."""
+    def examples(content: Mapping[str, Any]) -> list[Any]:
+        ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
+        return spec.get("components", {}).get("schemas", {}).get(ref.rsplit("/", 1)[-1], {}).get("examples", [])
+
+    out = []
+    for example in examples(op.get("requestBody", {}).get("content", {})):
+        body = json.dumps(example, indent=1)
+        out.append(f"<p>Request:</p><pre>curl -s http://HOST:PORT{html.escape(path)} -H 'content-type: "
+                   f"application/json' -d '{html.escape(body)}'</pre>")
+    for example in examples(op.get("responses", {}).get("200", {}).get("content", {})):
+        out.append(f"<p>Response:</p><pre>{html.escape(json.dumps(example, indent=1))}</pre>")
+    return out
+
+
 # --- the app -------------------------------------------------------------------------------------
-def _field_message(errors: Sequence[Any]) -> str:
-    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
-    return f"{where}: {first.get('msg', 'invalid')}"
-
-
-def create_app(config: ServiceConfig | None = None):
-    """The FastAPI application (``uvicorn.run(create_app(), ...)``)."""
+def create_app(config: ServiceConfig | None = None) -> FastAPI:
+    """The FastAPI application (``uvicorn.run(create_app(), ...)``); building it warms the kernels up."""
     service = _BestCardService(config or ServiceConfig())
-    app = FastAPI(title="Klaverjas best-card service", version="1",
-                  description=__doc__.split("\n\n", 1)[1])
+    app = FastAPI(title="Klaverjas best-card service", version="1", docs_url=None, redoc_url=None,
+                  description=(__doc__ or "").split("\n\n", 1)[1])
+    app.add_middleware(_BodyLimit, limit=_MAX_BODY_BYTES)
     errors = {400: "Malformed or inconsistent input; FastAPI's schema validation errors are mapped to 400 "
-                   "(not 422). `detail` names the field.",
-              413: "Request body over 64 KB.", 422: "Well-formed, but the position admits no legal card.",
+                   "(not 422). `detail` names the field; invalid JSON gives its line and column.",
+              413: "Request body over 64 KB (refused on its Content-Length, or read no further than the limit).",
+              422: "Well-formed, but the position admits no legal card.",
               503: "A model is required (allowFallback false) and none answered."}
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > _MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"body: larger than {_MAX_BODY_BYTES} bytes"}, status_code=413)
-        if request.method == "POST":
-            body = await request.body()
-            if len(body) > _MAX_BODY_BYTES:
-                return JSONResponse({"detail": f"body: larger than {_MAX_BODY_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
-
     @app.exception_handler(RequestValidationError)
-    async def validation_as_400(request: Request, exc: RequestValidationError):
-        return JSONResponse({"detail": _field_message(exc.errors())}, status_code=400)
+    async def validation_as_400(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail = _validation_message(exc)
+        _log_refused(400, detail, request.url.path, _sanitised_body(getattr(exc, "body", None)))
+        return _json_reply(400, detail)
 
     @app.exception_handler(_RequestError)
-    async def refused(request: Request, exc: _RequestError):
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+    async def refused(request: Request, exc: _RequestError) -> JSONResponse:
+        _log_refused(exc.status, str(exc), request.url.path, exc.request)
+        return _json_reply(exc.status, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = _http_error_message(exc)
+        _log_refused(exc.status_code, detail, request.url.path, {})
+        return _json_reply(exc.status_code, detail, exc.headers)
 
     def best_card(req: BestCardRequest) -> dict:
-        return service.choose(req)
+        try:
+            return service.choose(req)
+        except _RequestError as e:
+            e.request = _sanitised(req)  # for the log line of the refusal
+            raise
 
     documented: dict[int | str, dict[str, Any]] = {code: {"model": ErrorResponse, "description": text}
                                                    for code, text in errors.items()}
-    app.post("/v1/best-card", response_model=BestCardResponse, responses=documented)(best_card)
+    app.post("/v1/best-card", response_model=BestCardResponse, responses=documented,
+             summary="The best legal card for the player to act",
+             description="Send the player's hand, the cards on the table and (optionally) the finished tricks; "
+                         "the answer names the best card, the legal cards and the ranked candidates.")(best_card)
 
-    @app.get("/healthz")
+    @app.get("/healthz", summary="Whether the service is up, and its responders")
     def healthz() -> dict:
         return {"status": "ok", "model": service.model_info, "external": service.external is not None}
 
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    def docs() -> str:
+        return _docs_page(app.openapi())
+
     return app
+
+
+class _Server(uvicorn.Server):
+    """uvicorn that prints where the service listens once it does (``--port 0`` lets the system pick the port)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.should_exit or not self.servers or not self.servers[0].sockets:
+            return
+        host, port = self.servers[0].sockets[0].getsockname()[:2]
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        print(f"Klaverjas best-card service on {url} (docs: {url}/docs)", flush=True)
 
 
 def serve_main(argv: list[str] | None = None) -> int:
@@ -477,14 +815,15 @@ def serve_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tabletop serve klaverjas", description=serve_main.__doc__)
     parser.add_argument("--config", help="YAML settings file (keys of ServiceConfig)")
     parser.add_argument("--host")
-    parser.add_argument("--port", type=int)
+    parser.add_argument("--port", type=int, help="port to listen on (0: any free port; the URL is printed)")
     args = parser.parse_args(argv)
     try:
         config = ServiceConfig.load(args.config)
     except (OSError, ValueError, TypeError) as e:
         parser.error(str(e))
     config.host = args.host or config.host
-    config.port = args.port or config.port
+    config.port = config.port if args.port is None else args.port
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    uvicorn.run(create_app(config), host=config.host, port=config.port, log_level="warning")
+    app = create_app(config)  # compiles the kernels before the URL is printed
+    _Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="warning")).run()
     return 0

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +27,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.llm import accounting_lines, note_lines
 from tabletop_rl.arena.results import load_games
 from tabletop_rl.arena.schedule import derive_seed
-from tabletop_rl.core.game import Game, entry_moves
+from tabletop_rl.core.game import Game, entry_moves, use_color
 from tabletop_rl.games import check_options, game_class, policy_game
 
 __all__ = ["play_terminal", "replay_frames", "replay_terminal", "result_line", "write_game_logs"]
@@ -36,11 +38,6 @@ _COMMANDS_HELP = """\
 Answer with a move number from the list, or a move name. Other commands:
   help   this text          board   draw the board again
   quit   save and stop (resume with: tabletop play <game> --load FILE)"""
-
-
-def _use_color(stream: IO[str]) -> bool:
-    """ANSI colours only on a terminal, and never when NO_COLOR is set."""
-    return bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
 
 
 # --- play ----------------------------------------------------------------------------------------
@@ -115,7 +112,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
         mover = state.player_of(seat)
         if mover != table.seat:
             action = policies[mover].act(state.observe(seat), state.legal_mask(), state.policy_info(seat))
-            con.say(f"P{mover} ({policies[mover].name}) plays {state.move_name(action)}")
+            con.say(f"P{mover} ({policies[mover].name}) plays {_described(state, seat, action)}")
             state.step(action)
             continue
         choice = _ask_move(table, stdin, con)
@@ -123,7 +120,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
             _save_table(table, save)
             con.say(f"Game saved to {save}; resume with: tabletop play {table.game} --load {save}")
             return 0
-        con.say(f"P{mover} (you) plays {state.move_name(choice)}")
+        con.say(f"P{mover} (you) plays {_described(state, seat, choice)}")
         state.step(choice)
     con.say(state.render(viewer=table.seat, color=con.color))
     con.say(result_line(state))
@@ -135,7 +132,7 @@ class _Console:
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
-        self.color = _use_color(stream)
+        self.color = use_color(stream)
 
     def say(self, text: str = "") -> None:
         self.stream.write(text + "\n")
@@ -146,12 +143,19 @@ class _Console:
         self.stream.flush()
 
 
+def _described(state: Any, seat: int, action: int) -> str:
+    """A move as the game describes it before it is played (Splendor: the name and the card it takes)."""
+    return str(state.describe_move(state.move_record(seat, action)))
+
+
 def _ask_move(table: _Table, stdin: IO[str], con: _Console) -> int | None:
     """The person's legal move, asking again with the reason after a bad answer; ``None`` to quit."""
     state = table.state
+    seat = state.current_player
     legal = [int(a) for a in state.legal_mask().nonzero()[0]]
+    moves = _move_list([_described(state, seat, a) for a in legal])
     con.say(state.render(viewer=table.seat, color=con.color))
-    con.say(_move_list([state.move_name(a) for a in legal]))
+    con.say(moves)
     while True:
         con.prompt("your move> ")
         try:
@@ -168,12 +172,12 @@ def _ask_move(table: _Table, stdin: IO[str], con: _Console) -> int | None:
             con.say(_COMMANDS_HELP + "\n" + state.rules_help())
         elif answer.lower() == "board":
             con.say(state.render(viewer=table.seat, color=con.color))
-            con.say(_move_list([state.move_name(a) for a in legal]))
+            con.say(moves)
         elif answer:
             action, problem = _parse_move(state, answer, legal)
             if problem is None:
                 return action
-            con.say(f"{problem}; try again (help lists the commands)")
+            con.say(f"{_to_you(problem, table.seat)}; try again (help lists the commands)")
 
 
 def _parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
@@ -192,16 +196,53 @@ def _parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | N
     return action, None
 
 
-def _move_list(names: list[str], columns: int = 3, width: int = 28) -> str:
-    """Numbered names in columns, numbered from 1.
+#: The game's reasons speak of the player in the third person ("player 0 holds"); said to that person,
+#: the verb after "you" loses its -s.
+_YOU_VERBS = {"has": "have", "holds": "hold", "is": "are", "was": "were", "does": "do", "needs": "need",
+              "owns": "own", "qualifies": "qualify", "lacks": "lack"}
+
+
+def _to_you(reason: str, seat: int) -> str:
+    """A game's reason, said to the person at ``seat``: "player 0's tokens" -> "your tokens", "player 0 already
+    holds" -> "you already hold", and the "they" that refers back to them -> "you".
+
+    >>> _to_you("buy:2.0: card 45 costs 6 more than player 0's tokens cover, and they hold 0 gold", 0)
+    'buy:2.0: card 45 costs 6 more than your tokens cover, and you hold 0 gold'
+    >>> _to_you("reserve:1.0: player 1 already holds 3 reserved cards", 1)
+    'reserve:1.0: you already hold 3 reserved cards'
+    """
+    text = re.sub(rf"\b(?:[Pp]layer |[Ss]eat |P){seat}'s\b", "your", reason)
+    text = re.sub(rf"\b(?:[Pp]layer|[Ss]eat) {seat}\b|\bP{seat}\b", "you", text)
+    if text != reason:  # only then is "they" the person (another reason's "they" may be someone else)
+        text = re.sub(r"\bthey\b", "you", text)
+    verbs = "|".join(_YOU_VERBS)
+    return re.sub(rf"\byou((?: already| only| still| not)?) ({verbs})\b",
+                  lambda m: f"you{m[1]} {_YOU_VERBS[m[2]]}", text)
+
+
+_SHORT_NAME = 24  # the longest bare move name, Splendor's "take:white,green,black" and the like
+
+
+def _move_list(names: list[str], line: int = 100) -> str:
+    """Numbered names (from 1) in as many columns as fit in ``line`` characters; short names and long ones
+    (a move shown with its card) are laid out in separate blocks, so the short ones are not spread thin.
 
     >>> print(_move_list(["pass"]))
     Legal moves:
        1 pass
     """
-    cells = [f"{k:4d} {name:<{width - 5}}" for k, name in enumerate(names, 1)]
-    rows = ["".join(cells[i:i + columns]).rstrip() for i in range(0, len(cells), columns)]
-    return "Legal moves:\n" + "\n".join(rows)
+    numbered = list(enumerate(names, 1))
+    long = _SHORT_NAME  # a bare move name fits; one shown with its card does not
+    blocks = [[(k, name) for k, name in group] for _, group in groupby(numbered, key=lambda kn: len(kn[1]) > long)]
+    return "Legal moves:\n" + "\n".join(row for block in blocks for row in _columns(block, line))
+
+
+def _columns(block: list[tuple[int, str]], line: int) -> list[str]:
+    """Rows of numbered cells, all as wide as the block's longest name."""
+    width = max(len(name) for _, name in block) + 7  # "  12 " before a name, two spaces after
+    columns = max(1, line // width)
+    cells = [f"{k:4d} {name:<{width - 5}}" for k, name in block]
+    return ["".join(cells[i:i + columns]).rstrip() for i in range(0, len(cells), columns)]
 
 
 def result_line(state: Game) -> str:
@@ -251,6 +292,7 @@ def _pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
 def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | None = None,
                     stdout: IO[str] | None = None, interactive: bool | None = None, seat: int | None = None) -> int:
     """Show a recorded game: step with n/p, jump with a step number, q to stop; from a pipe, print it all.
+    The result is told once the last position is shown; stopping earlier says where, not how it ended.
 
     ``seat`` None shows the game as a spectator sees it; a seat number shows only what that seat saw
     (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
@@ -260,21 +302,32 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     if seat is not None and not 0 <= seat < len(record["seats"]):
         raise ValueError(f"--seat must be in 0..{len(record['seats']) - 1} for game {record['index']}, got {seat}")
     frames = replay_frames(record)
-    view = _Viewer(record, frames, seat, _use_color(stdout))
+    view = _Viewer(record, frames, seat, use_color(stdout))
     interactive = stdin.isatty() if interactive is None else interactive
     con = _Console(stdout)
     con.say(f"game {record['index']}: " + ", ".join(f"P{s} {spec}" for s, spec in enumerate(record["seats"]))
         + f"; seed {record['seed']}, {len(record['moves'])} {'turns' if frames[0].simultaneous else 'moves'}"
         + (f"; crashed: {record['error']}" if record["error"] else "")
         + ("" if seat is None else f"; as P{seat} saw it"))
+    shown = len(frames) - 1
     if not interactive:
         for k in range(len(frames)):
             con.say(view.frame(k))
     else:
-        _navigate(view, stdin, con)
-    if frames[-1].is_over:
-        con.say(result_line(frames[-1]))
+        shown = _navigate(view, stdin, con)
+    ending = _ending(view, shown)
+    if ending:
+        con.say(ending)
     return 0
+
+
+def _ending(view: _Viewer, shown: int) -> str | None:
+    """The result once the replay has reached the last position (None for a record that stops before the end);
+    a viewer who stopped earlier is told where, not how the game ends: they may not want to know yet."""
+    last = len(view.frames) - 1
+    if shown < last:
+        return f"stopped at {view.unit} {shown} of {last}"
+    return result_line(view.frames[-1]) if view.frames[-1].is_over else None
 
 
 @dataclass
@@ -313,7 +366,8 @@ class _Viewer:
         return text
 
 
-def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> None:
+def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> int:
+    """Step through the frames as the person asks; returns the frame shown when they quit."""
     k, last = 0, len(view.frames) - 1
     con.say(view.frame(k))
     while True:
@@ -322,7 +376,7 @@ def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> None:
         answer = line.strip().lower()
         if not line or answer in ("q", "quit"):
             con.say()
-            return
+            return k
         if answer in ("", "n", "next"):
             target = k + 1
         elif answer in ("p", "prev"):

@@ -196,9 +196,9 @@ def test_the_memory_lasts_the_game_across_each_turns_fresh_view(server):
     assert [sorted(notes) for notes in seen[:3]] == [[], ["t1"], ["t1", "t2"]]
 
 
-def test_llm_is_registered_for_space_conquest_and_is_the_hvl_default(monkeypatch):
+def test_llm_is_registered_for_space_conquest_and_plays_a_hvl_seat(monkeypatch):
     monkeypatch.setenv("TABLETOP_LLM_API_KEY", "sk-test")
-    seats = make_seats(argparse.Namespace(mode="hvl", opponent="llm", seat=2))
+    seats = make_seats(argparse.Namespace(mode="hvl", opponent="llm", seat=1))
     assert isinstance(seats[0], ToolLLMPolicy) and seats[1] == "human"
     with pytest.raises(ValueError, match="fallback='random' is not one of heuristic, pass"):
         make_policy("llm:fallback=random", game="space_conquest")
@@ -228,7 +228,7 @@ def test_hvl_through_the_tabletop_command_against_the_scripted_server(server, tm
                              "--seed", "4", "--save", "g.json"], input="\n".join(lines) + "\n", capture_output=True,
                             text=True, cwd=tmp_path, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert result.returncode == 0, result.stderr
-    assert f"ok: 2 from {home} to {near}" in result.stdout and "Turn 3/100 - player 1" in result.stdout
+    assert f"ok: 2 from {home} to {near}" in result.stdout and "Turn 3/100 - P0" in result.stdout
     expected = SpaceConquestGame(seed=4)
     for mine in ({"moves": [{"from": home, "to": near, "ships": 2}]}, None):
         expected.step(mine, plan_orders(player_view(expected, 1)))

@@ -6,7 +6,7 @@ import pytest
 
 from tabletop_rl.agents import describe_policies, make_policy
 from tabletop_rl.games.space_conquest import rules as R
-from tabletop_rl.games.space_conquest.baselines import plan_orders, play_match
+from tabletop_rl.games.space_conquest.baselines import plan_orders, play_match, policy_orders
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 from tabletop_rl.games.space_conquest.observe import encode, player_view
 
@@ -54,3 +54,15 @@ def test_heuristic_beats_random_in_at_least_90_percent_of_200_games():
         result = play_match(*((heuristic, rand) if seat == 0 else (rand, heuristic)), seed=1000 + g)
         wins += result["winner"] == seat
     assert wins >= 180
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_baseline_ever_over_commits_a_star(seed):
+    """The rule of §9 rejects an over-committed set whole, so a baseline (the RL vector of random, the JSON
+    orders of heuristic) must never give one: every set they give passes with no error."""
+    game = SpaceConquestGame(seed=seed)
+    players = [make_policy("random", game="space_conquest", seed=seed),
+               make_policy("heuristic", game="space_conquest")][::1 if seed % 2 else -1]
+    while not game.is_over:
+        checks = game.step(*(policy_orders(players[p], game, p) for p in range(2)))
+        assert all(c.ok and not c.rejected_all for c in checks), [c.errors for c in checks]

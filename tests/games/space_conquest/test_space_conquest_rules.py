@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tabletop_rl.agents.llm.space_conquest_tools import PlayerTools
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import check_orders
 from tabletop_rl.games.space_conquest.baselines import plan_orders
@@ -237,13 +238,52 @@ def test_over_committed_star_rejects_every_order_of_that_player():
     assert "over-committed" in check.errors[-1]["message"]
 
 
+def over_asking_orders(game: SpaceConquestGame) -> tuple[dict, int]:
+    """Seat 0 owns a second star of 3 ships; a good move from it, then one move asking 9 of the home's 4."""
+    home, second = game.home(0), npc_star(game)
+    set_star(game.state, second, owner=0, ships=3)
+    target = next(s for s in range(R.NUM_STARS) if s not in (home, second))
+    moves = [{"from": R.LETTERS[second], "to": R.LETTERS[target], "ships": 1},
+             {"from": R.LETTERS[home], "to": R.LETTERS[target], "ships": 9}]
+    return {"moves": moves}, home
+
+
+def test_a_single_move_asking_more_ships_than_its_star_holds_rejects_the_whole_set():
+    """§9 (the spec's §5.6): any star ordered to send more than it holds, one move alone included."""
+    game = SpaceConquestGame(seed=3)
+    orders, home = over_asking_orders(game)
+    check = check_orders(game.state, 0, orders)
+    assert check.rejected_all and check.accepted == []
+    assert [e["index"] for e in check.errors] == [None]
+    message = check.errors[0]["message"]
+    assert f"{R.LETTERS[home]} has 4 ships, cannot send 9" in message and "over-committed" in message
+    assert "all orders rejected this turn" in message
+
+
+def test_an_over_asking_set_is_rejected_in_play_and_the_other_seat_still_moves():
+    game = SpaceConquestGame(seed=3)
+    orders, _ = over_asking_orders(game)
+    theirs = {"moves": [{"from": game.home_letter(1), "to": game.nearest_letter(game.home_letter(1)), "ships": 2}]}
+    game.step(orders, theirs)
+    assert game.history[0][0] == [] and len(game.history[0][1]) == 1
+    assert "cannot send 9" in game.errors[0][0]["message"] and game.errors[1] == []
+
+
+def test_the_llm_tools_reject_an_over_asking_set_whole():
+    game = SpaceConquestGame(seed=3)
+    orders, _ = over_asking_orders(game)
+    tools = PlayerTools(game, 0)
+    for tool in ("propose_orders", "submit_orders"):
+        result = tools.call(tool, {"orders": orders})
+        assert result["rejected_all"] and result["accepted"] == [] and not result["ok"]
+
+
 @pytest.mark.parametrize("move, reason", [
     ({"from": "Z", "to": "OTHER", "ships": 1}, "unknown star"),
     ({"from": "HOME", "to": "HOME", "ships": 1}, "both"),
     ({"from": "HOME", "to": "OTHER", "ships": 0}, "positive integer"),
     ({"from": "HOME", "to": "OTHER", "ships": 1.5}, "positive integer"),
     ({"from": "HOME", "to": "OTHER", "ships": True}, "positive integer"),
-    ({"from": "HOME", "to": "OTHER", "ships": 9}, "cannot send"),
     ({"from": "ENEMY", "to": "OTHER", "ships": 1}, "not yours"),
     ({"to": "OTHER", "ships": 1}, '"from"'),
     ("A to B", "is an object"),
@@ -361,20 +401,23 @@ def test_replay_of_a_finished_game_reproduces_every_turn():
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.pop("state"), "missing state"),
     (lambda d: d.update(format="chess"), "not a Space Conquest save"),
-    (lambda d: d["state"].__setitem__(R.star_at(0) + R.S_SHIPS, -3), "impossible"),
-    (lambda d: d["state"].__setitem__(R.star_at(0) + R.S_X, 40), "position"),
+    (lambda d: d["state"].__setitem__(R.star_at(0) + R.S_SHIPS, -3), r"stars\[0\]\.ships is -3, replay gives"),
+    (lambda d: d["state"].__setitem__(R.star_at(0) + R.S_X, 40), r"stars\[0\]\.x is 40, replay gives"),
     (lambda d: d.update(max_turns=0), "max_turns"),
     (lambda d: d["state"].append("x"), "list of integers"),
-    (lambda d: d.update(max_turns=50), "max_turns or loss_model differ"),
-    (lambda d: d["history"].pop(), "orders of the 3 turns played"),
+    (lambda d: d.update(max_turns=50), "max_turns is 100, replay gives 50"),
+    (lambda d: d.update(loss_model="nlogn"), "does not follow from its seed and moves"),
+    (lambda d: d.update(seed=2), "does not follow from its seed and moves"),
+    (lambda d: d.update(seed=2**64 + 1), "seed must be an integer"),
+    (lambda d: d["history"].pop(), "turn is 4, replay gives 3"),
     (lambda d: d["history"][0].append([]), "bad history entry"),
     (lambda d: d["history"][0][0].append(["A", "B", -2]), "bad history entry"),
     (lambda d: d["history"][0][0].append(["A", "Z", 2]), "bad history entry"),
     (lambda d: d.update(errors="none"), "errors must be two lists"),
     (lambda d: d["errors"][1].append({"index": "x", "message": "m"}), "errors must be two lists"),
     (lambda d: d["log"][0].pop(), "impossible event"),
-    (lambda d: d["log"][0].__setitem__(R.E_KIND, 9), "impossible event"),
-    (lambda d: d.update(log=[[R.EV_COMBAT, 1, 0, 2, 3, -1, -1, 5, 0]]), "impossible event"),  # owner after 5
+    (lambda d: d["log"][0].__setitem__(R.E_KIND, 9), r"log\[0\]\.kind is 9, replay gives"),
+    (lambda d: d.update(log=[[R.EV_COMBAT, 1, 0, 2, 3, -1, -1, 5, 0]]), "the log has 1 events, replay gives"),
 ])
 def test_corrupt_saves_are_one_clear_error(edit, message):
     game = SpaceConquestGame(seed=1)

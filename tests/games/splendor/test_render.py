@@ -10,7 +10,7 @@ import pytest
 from positions import game, position
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.picture import HEIGHT, WIDTH, render_rgb
-from tabletop_rl.games.splendor.render import LETTERS, render_ansi
+from tabletop_rl.games.splendor.render import LETTERS, move_text, render_ansi
 
 BLIND = 45  # a level 2 card that the default position() keeps out of the market
 OTHER = 46  # another level 2 card, in the deck
@@ -41,6 +41,28 @@ def test_ansi_shows_bank_counts_and_every_market_card():
     market = [c for level in (1, 2, 3) for c in g.market(level) if c is not None]
     for card in market:
         assert f"[#{card} " in text
+
+
+def test_market_cards_reserves_and_nobles_are_labelled_as_the_moves_name_them():
+    g = _blind_reserve(BLIND, [])
+    text = render_ansi(g, viewer=None, color=False)
+    for level in (1, 2, 3):
+        for slot, card in enumerate(g.market(level)):
+            assert f"{level}.{slot} [#{card} " in text  # buy:<level>.<slot> and reserve:<level>.<slot>
+            assert move_text(g, f"buy:{level}.{slot}").startswith(f"buy:{level}.{slot} [#{card} ")
+    assert "reserved 0 [hidden L2] 1 [#72 " in text  # buy_reserved:0, buy_reserved:1
+    nobles = text.splitlines()[2]
+    assert all(f"{i} [N{nb} " in nobles for i, nb in enumerate(g.table_nobles))
+
+
+def test_move_text_names_only_what_the_move_makes_public():
+    g = _blind_reserve(BLIND, [])
+    g.step("take:w,b,g")  # P1, the owner of the blind reserve, to act
+    assert move_text(g, "buy_reserved:0").startswith(f"buy_reserved:0 [#{BLIND} ")  # a purchase shows it
+    assert move_text(g, "reserve_deck:2") == "reserve_deck:2"
+    assert move_text(g, "take:white,blue,green") == "take:white,blue,green"
+    assert move_text(g, "noble:0").startswith(f"noble:0 [N{g.table_nobles[0]} 3p | ")
+    assert g.describe_move("reserve:2.0") == move_text(g, "reserve:2.0") and "\x1b" not in move_text(g, 50)
 
 
 def test_color_false_has_no_escape_codes_and_color_true_has_them():

@@ -108,7 +108,7 @@ class KlaverjasGame(TurnBased):
 
     def render(self, viewer: int | None = None, color: bool = False) -> str:
         """The table as text; player ``viewer`` (a partnership) sees the hand of its seat to act, else of its
-        first seat."""
+        first seat; a spectator (``None``) sees all four hands."""
         return render_text(self.state, None if viewer is None else self._acting_seat(viewer))
 
     def _acting_seat(self, player: int) -> int:

@@ -15,7 +15,15 @@ __all__ = ["render_text"]
 
 
 def render_text(state: np.ndarray, viewer: int | None = None) -> str:
-    """The match as text for ``viewer`` (a seat sees its own hand; ``None``, a spectator, sees none)."""
+    """The match as text for ``viewer``: a seat sees its own hand and the others' card counts; ``None``, a
+    spectator, sees all four hands. A spectator plays no part (a replay, someone watching the envs), so, as
+    Space Conquest's spectator sees the whole map, nothing is kept from them; a seat's view stays its own.
+
+    >>> from tabletop_rl.games.klaverjas import rules as R
+    >>> state = R.new_state(seed=1)
+    >>> sum(" cards" in line for line in render_text(state).splitlines()), render_text(state, 0).count(" cards")
+    (0, 3)
+    """
     names = "NESW"
     trump = int(state[R.TRUMP])
     deals, deal = int(state[R.NUM_DEALS_AT]), int(state[R.DEAL_NO]) + 1
@@ -42,7 +50,7 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
             lines.append(f"trick {trick + 1}: {plays}" + (f"  -> {names[won]}" if won >= 0 else ""))
     for seat in range(4):
         hand = int(state[R.HAND + seat])
-        shown = (" ".join(R.card_name(c) for c in R.cards_of(hand)) if seat == viewer
+        shown = (" ".join(R.card_name(c) for c in R.cards_of(hand)) if viewer in (None, seat)
                  else f"{bin(hand).count('1')} cards")
         marker = "*" if seat == int(state[R.CURRENT]) and state[R.PHASE] != R.OVER else " "
         lines.append(f"{marker}{names[seat]} player_{seat}: {shown}")

@@ -4,10 +4,10 @@
 move, such as a ``rationale``, are ignored). Stars are named by letter or by star name, in any case.
 
 - Each move is checked alone and skipped when bad: not an object, unknown star, origin not yours,
-  origin = destination, ships not a positive integer, more ships than the origin holds, more than
-  ``MAX_ORDERS`` moves.
-- If the moves that passed those checks together send more ships out of one star than it holds (an
-  over-committed star), the whole order set is rejected for the turn.
+  origin = destination, ships not a positive integer, more than ``MAX_ORDERS`` moves.
+- If the moves that passed those checks send more ships out of one star than it holds (an over-committed
+  star; one move asking too many is enough), the whole order set is rejected for the turn: the rule of
+  the spec (its §5.6; docs/space_conquest.md §9).
 
 >>> from tabletop_rl.games.space_conquest import rules as R
 >>> state, _ = R.new_game(seed=3)
@@ -16,6 +16,9 @@ move, such as a ``rationale``, are ignored). Stars are named by letter or by sta
 ...                                             {"from": home, "to": home, "ships": 1}]})
 >>> len(check.accepted), check.errors[0]["index"], check.rejected_all
 (1, 1, False)
+>>> check = check_orders(state, 0, {"moves": [{"from": home, "to": "A" if home != "A" else "B", "ships": 9}]})
+>>> check.accepted, check.rejected_all, check.overcommitted == f"{home} has 4 ships, cannot send 9"
+([], True, True)
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ import numpy as np
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.space_conquest import rules as R
 
-__all__ = ["MOVE_HELP", "OrderCheck", "check_orders", "describe_orders", "event_dict", "move_dict", "possible_event",
-           "star_index"]
+__all__ = ["MOVE_HELP", "OrderCheck", "check_orders", "describe_orders", "event_dict", "move_dict", "star_index"]
 
 _BY_NAME = {name.lower(): i for i, name in enumerate(R.STAR_NAMES)}
 _BY_NAME.update({letter.lower(): i for i, letter in enumerate(R.LETTERS)})
@@ -45,6 +47,9 @@ class OrderCheck:
     accepted: list[tuple[int, int, int]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     rejected_all: bool = False
+    #: why the set is over-committed (``A has 4 ships, cannot send 5 (2 + 3)``), "" when it is not; the
+    #: terminal words the consequence itself, since there the set is a draft the player may type again
+    overcommitted: str = ""
 
     @property
     def ok(self) -> bool:
@@ -94,12 +99,9 @@ def _check_move(state: np.ndarray, player: int, move: Any) -> tuple[int, int, in
         raise ValueError(f"ships must be a positive integer, got {quote(ships)}")
     if origin == dest:
         raise ValueError(f"origin and destination are both {R.LETTERS[origin]}")
-    base = R.star_at(origin)
-    if state[base + R.S_OWNER] != player:
+    if state[R.star_at(origin) + R.S_OWNER] != player:
         raise ValueError(f"origin {R.LETTERS[origin]} is not yours")
-    if ships > state[base + R.S_SHIPS]:
-        raise ValueError(f"{R.LETTERS[origin]} has {state[base + R.S_SHIPS]} ships, cannot send {ships}")
-    return origin, dest, int(ships)
+    return origin, dest, int(ships)  # too many ships is over-commitment: the whole set goes (_over_commitment)
 
 
 def check_orders(state: np.ndarray, player: int, orders: Any) -> OrderCheck:
@@ -119,18 +121,27 @@ def check_orders(state: np.ndarray, player: int, orders: Any) -> OrderCheck:
             check.accepted.append(_check_move(state, player, move))
         except ValueError as e:
             check.errors.append({"index": i, "message": str(e)})
-    sent: dict[int, int] = {}
-    for origin, _, ships in check.accepted:
-        sent[origin] = sent.get(origin, 0) + ships
-    for origin, total in sent.items():
-        held = int(state[R.star_at(origin) + R.S_SHIPS])
-        if total > held:
-            check.errors.append({"index": None, "message": f"star {R.LETTERS[origin]} is over-committed: moves send "
-                                 f"{total} ships, it holds {held}; all orders rejected this turn"})
-            check.rejected_all = True
-    if check.rejected_all:
+    check.overcommitted = _over_commitment(state, check.accepted)
+    if check.overcommitted:
+        check.errors.append({"index": None,
+                             "message": f"{check.overcommitted}: over-committed, all orders rejected this turn"})
+        check.rejected_all = True
         check.accepted = []
     return check
+
+
+def _over_commitment(state: np.ndarray, moves: list[tuple[int, int, int]]) -> str:
+    """Why ``moves`` send more ships out of some star than it holds (the first such star, in the order the
+    moves name them), or "" when no star is over-committed."""
+    sent: dict[int, list[int]] = {}
+    for origin, _, ships in moves:
+        sent.setdefault(origin, []).append(ships)
+    for origin, parts in sent.items():
+        held, total = int(state[R.star_at(origin) + R.S_SHIPS]), sum(parts)
+        if total > held:
+            terms = f" ({' + '.join(map(str, parts))})" if len(parts) > 1 else ""
+            return f"{R.LETTERS[origin]} has {held} ships, cannot send {total}{terms}"
+    return ""
 
 
 def describe_orders(orders: Any) -> str:
@@ -164,19 +175,6 @@ def event_dict(row: np.ndarray) -> dict[str, Any]:
     else:
         out.update(player=player, ships=a)
     return out
-
-
-def possible_event(row: list[int]) -> bool:
-    """Whether an event-log row holds values ``event_dict`` can read (see rules.py for the columns)."""
-    kind, star, player, a, b, c, d, e = (row[k] for k in (R.E_KIND, R.E_STAR, R.E_PLAYER, R.E_A, R.E_B, R.E_C,
-                                                           R.E_D, R.E_E))
-    if not (0 <= kind < len(R.EVENT_KINDS) and 0 <= star < R.NUM_STARS and player in (R.NOBODY, 0, 1)):
-        return False
-    if kind in (R.EV_LAUNCH, R.EV_LOST, R.EV_ARRIVE):
-        return 0 <= a < R.NUM_STARS and 0 <= b < R.NUM_STARS and c > 0
-    if kind == R.EV_COMBAT:
-        return min(a, b, c) >= -1 and d in (R.NOBODY, 0, 1) and e >= 0
-    return True
 
 
 MOVE_HELP = """Commands:

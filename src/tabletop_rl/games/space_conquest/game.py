@@ -26,7 +26,6 @@ from tabletop_rl.games.space_conquest.actions import (
     describe_orders,
     event_dict,
     move_dict,
-    possible_event,
     star_index,
 )
 from tabletop_rl.games.space_conquest.render import render_text
@@ -47,8 +46,8 @@ def _seed_int(seed: int | None) -> int:
 
 def _check_settings(max_turns: Any, loss_model: Any) -> None:
     """``ValueError`` naming a bad turn cap or loss model."""
-    if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
-        raise ValueError(f"max_turns must be a positive integer, got {quote(max_turns)}")
+    if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or not 1 <= max_turns < 2**63:
+        raise ValueError(f"max_turns must be a positive integer below 2**63, got {quote(max_turns)}")
     if loss_model not in R.LOSS_MODELS:
         raise ValueError(f"loss_model must be one of {', '.join(R.LOSS_MODELS)}, got {quote(loss_model)}")
 
@@ -280,7 +279,12 @@ class SpaceConquestGame:
 
     # --- copies, saving, replay ----------------------------------------------------------
     def clone(self) -> SpaceConquestGame:
-        return SpaceConquestGame.from_dict(self.to_dict())
+        """An independent copy (a plain copy, not a reload: a reload replays the whole game)."""
+        copy = SpaceConquestGame(self.seed, self.max_turns, self.loss_model)
+        copy.state[:], copy.log[:] = self.state, self.log
+        copy._history = [(orders.copy(), counts.copy()) for orders, counts in self._history]
+        copy.errors = [list(seat) for seat in self.errors]
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         """Everything needed to go on playing, and to replay the game from its seed."""
@@ -316,24 +320,23 @@ class SpaceConquestGame:
 
     @classmethod
     def _from_dict(cls, data: dict) -> SpaceConquestGame:
+        """Replay the save's seed and history, then require its state and events to be what the replay gives
+        (so no edited save loads a game its own moves contradict); order errors are taken as saved."""
         if not isinstance(data, dict) or data.get("format") != _SAVE_FORMAT:
             raise ValueError(f"not a Space Conquest save (expected format {_SAVE_FORMAT!r})")
         missing = {"seed", "max_turns", "loss_model", "history", "errors", "state", "log"} - set(data)
         if missing:
             raise ValueError(f"save is missing {', '.join(sorted(missing))}")
-        game = cls(data["seed"], data["max_turns"], data["loss_model"])
-        row = _int_list(data["state"], "state")
-        if len(row) > R.STATE_SIZE:
-            raise ValueError("save: state is too long")
-        game.state[:] = 0
-        game.state[:len(row)] = row
-        _check_state(game.state)
-        settings = (game.max_turns, R.LOSS_MODELS.index(game.loss_model))
-        if (game.state[R.MAX_TURNS_AT], game.state[R.LOSS_MODEL]) != settings:
-            raise ValueError("save: max_turns or loss_model differ from the state's")
-        _load_history(game, data["history"])
-        game.errors = _checked_errors(data["errors"])
-        _load_log(game, data["log"])
+        seed = data["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ValueError(f"save: seed must be an integer from 0 to 2**64 - 1, got {quote(seed)}")
+        game = cls(seed, data["max_turns"], data["loss_model"])
+        history = _history_moves(data["history"])
+        row, log = _stored_row(data["state"]), _stored_log(data["log"])
+        errors = _checked_errors(data["errors"])
+        _replay_checked(game, history)
+        _require_same(row, game.state, log, game.log)
+        game.errors = errors
         return game
 
     def replay(self) -> Iterator[SpaceConquestGame]:
@@ -352,6 +355,15 @@ class SpaceConquestGame:
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_CONTRADICTS = "save does not follow from its seed and moves: "
+# Names of the state row's fields for messages, in the order of rules.py's offsets.
+_HEADER_FIELDS = {R.TURN: "turn", R.STATUS: "status", R.WINNER: "winner", R.MAX_TURNS_AT: "max_turns",
+                  R.NUM_FLEETS_AT: "num_fleets", R.RNG: "rng", R.LOSS_MODEL: "loss_model", R.END_REASON: "end_reason"}
+_STAR_FIELDS = ("x", "y", "ru", "owner", "ships", "home")  # S_X .. S_HOME
+_KNOW_FIELDS = ("visited", "owner", "ships", "turn")  # K_VISITED .. K_TURN
+_TALLY_FIELDS = ("lost_ships", "lost_fleets", "rebellions", "captures")  # T_LOST_SHIPS .. T_CAPTURES
+_FLEET_FIELDS = ("owner", "origin", "destination", "ships", "turns_left", "distance", "launched")  # F_OWNER ..
+_EVENT_FIELDS = ("kind", "turn", "player", "star", "a", "b", "c", "d", "e")  # E_KIND .. E_E
 
 
 def _int_list(values: Any, name: str) -> list[int]:
@@ -364,29 +376,107 @@ def _int_list(values: Any, name: str) -> list[int]:
     return values
 
 
-def _load_history(game: SpaceConquestGame, history: Any) -> None:
-    """The orders of every turn played: two seats' lists of ``[from, to, ships]``, one turn per step."""
-    played = game.turn - 1 + (game.end_reason == "turn_cap")  # the last turn before the cap does not advance
-    if not isinstance(history, list) or len(history) != played:
-        raise ValueError(f"save: history must list the orders of the {played} turns played")
+def _stored_row(values: Any) -> np.ndarray:
+    """The saved state row, padded with the zeros of the unused fleet slots."""
+    row = np.zeros(R.STATE_SIZE, np.int64)
+    stored = _int_list(values, "state")
+    row[:len(stored)] = stored
+    return row
+
+
+def _stored_log(log: Any) -> list[list[int]]:
+    """Last turn's saved events: rows of ``E_SIZE`` integers."""
+    if not isinstance(log, list) or len(log) >= R.MAX_EVENTS:
+        raise ValueError("save: log must be a list of events")
+    rows = [_int_list(row, "log") for row in log]
+    for row in rows:
+        if len(row) != R.E_SIZE:
+            raise ValueError(f"save: impossible event {quote(row)} (an event has {R.E_SIZE} numbers)")
+    return rows
+
+
+def _history_moves(history: Any) -> list[list[_Moves]]:
+    """The executed moves of every turn played: per turn two seats' lists of ``[from, to, ships]``."""
+    if not isinstance(history, list):
+        raise ValueError("save: history must be a list of turns")
+    turns = []
     for turn in history:
         try:
-            if len(turn) != R.NUM_PLAYERS or any(len(seat) > R.MAX_ORDERS for seat in turn):
+            if not isinstance(turn, list) or len(turn) != R.NUM_PLAYERS:
                 raise ValueError
-            game._set_orders([[(star_index(o), star_index(d), _positive(n)) for o, d, n in seat] for seat in turn])
-        except (TypeError, ValueError, OverflowError):
+            turns.append([[_history_move(move) for move in _orders_of(seat)] for seat in turn])
+        except (TypeError, ValueError):
             raise ValueError(f"save: bad history entry {quote(turn)}") from None
-        game.record_orders()
+    return turns
 
 
-def _positive(n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+def _orders_of(seat: Any) -> list[Any]:
+    if not isinstance(seat, list) or len(seat) > R.MAX_ORDERS:
         raise ValueError
-    return n
+    return seat
+
+
+def _history_move(move: Any) -> tuple[int, int, int]:
+    if not isinstance(move, list) or len(move) != 3:
+        raise ValueError
+    origin, dest, ships = move
+    if isinstance(ships, bool) or not isinstance(ships, int) or not 1 <= ships <= _INT64_MAX:
+        raise ValueError
+    return star_index(origin), star_index(dest), ships
+
+
+def _replay_checked(game: SpaceConquestGame, history: list[list[_Moves]]) -> None:
+    """Play ``history`` on the fresh ``game``, checking every turn's moves against the replayed position as
+    the rules would (a recorded turn holds only moves that executed), so a bad history is refused here rather
+    than launching impossible fleets."""
+    for turn, moves in enumerate(history, 1):
+        if game.is_over:
+            raise ValueError(f"{_CONTRADICTS}the history goes on after the game ended (turn {turn})")
+        for p, seat in enumerate(moves):
+            check = check_orders(game.state, p, {"moves": [move_dict(*move) for move in seat]})
+            if check.errors:
+                raise ValueError(f"{_CONTRADICTS}turn {turn}, player {p}: {check.errors[0]['message']}")
+        game.play_moves(moves)
+
+
+def _require_same(row: np.ndarray, replayed: np.ndarray, log: list[list[int]], replayed_log: np.ndarray) -> None:
+    """``ValueError`` naming the first field where the saved state or events differ from the replay's."""
+    differ = np.flatnonzero(row != replayed)
+    if differ.size:
+        i = int(differ[0])
+        raise ValueError(f"{_CONTRADICTS}{_field_name(i)} is {int(row[i])}, replay gives {int(replayed[i])}")
+    events = replayed_log[1:replayed_log[0, 0] + 1].tolist()
+    if len(log) != len(events):
+        raise ValueError(f"{_CONTRADICTS}the log has {len(log)} events, replay gives {len(events)}")
+    for k, (saved, true) in enumerate(zip(log, events, strict=True)):
+        for col, (a, b) in enumerate(zip(saved, true, strict=True)):
+            if a != b:
+                raise ValueError(f"{_CONTRADICTS}log[{k}].{_EVENT_FIELDS[col]} is {a}, replay gives {b}")
+
+
+def _field_name(i: int) -> str:
+    """The state row's position ``i`` as a readable field: ``turn``, ``stars[3].ships``, ``fleets[0].ships``."""
+    if i < R.STARS:
+        if R.HOMES <= i < R.HOMES + R.NUM_PLAYERS:
+            return f"homes[{i - R.HOMES}]"
+        return _HEADER_FIELDS.get(i, f"state[{i}]")
+    if i < R.KNOW:
+        s, k = divmod(i - R.STARS, R.S_SIZE)
+        return f"stars[{s}].{_STAR_FIELDS[k]}"
+    if i < R.TALLY:
+        seat_star, k = divmod(i - R.KNOW, R.K_SIZE)
+        p, s = divmod(seat_star, R.NUM_STARS)
+        return f"knowledge[{p}][{s}].{_KNOW_FIELDS[k]}"
+    if i < R.FLEETS:
+        p, k = divmod(i - R.TALLY, R.T_SIZE)
+        return f"tally[{p}].{_TALLY_FIELDS[k]}"
+    f, k = divmod(i - R.FLEETS, R.F_SIZE)
+    return f"fleets[{f}].{_FLEET_FIELDS[k]}"
 
 
 def _checked_errors(errors: Any) -> list[list[dict[str, Any]]]:
-    """Last turn's order errors per seat, each ``{"index": int or None, "message": str}``."""
+    """Last turn's order errors per seat, each ``{"index": int or None, "message": str}``. They cannot be
+    checked against the replay (the history keeps the moves that executed, not the ones skipped)."""
     ok = isinstance(errors, list) and len(errors) == R.NUM_PLAYERS and all(
         isinstance(seat, list) and all(isinstance(e, dict) and set(e) == {"index", "message"}
                                        and isinstance(e["message"], str)
@@ -395,40 +485,3 @@ def _checked_errors(errors: Any) -> list[list[dict[str, Any]]]:
     if not ok:
         raise ValueError('save: errors must be two lists of {"index", "message"}')
     return errors
-
-
-def _load_log(game: SpaceConquestGame, log: Any) -> None:
-    """Last turn's events (rows of ``E_SIZE`` integers) into ``game.log``."""
-    if not isinstance(log, list) or len(log) >= R.MAX_EVENTS:
-        raise ValueError("save: log must be a list of events")
-    rows = [_int_list(row, "log") for row in log]
-    for row in rows:
-        if len(row) != R.E_SIZE or not possible_event(row):
-            raise ValueError(f"save: impossible event {quote(row)}")
-    game.log[0, 0] = len(rows)
-    if rows:
-        game.log[1:len(rows) + 1] = rows
-
-
-def _check_state(state: np.ndarray) -> None:
-    """``ValueError`` naming the first impossible thing in a state row (a corrupt or edited save)."""
-    cells = set()
-    for s in range(R.NUM_STARS):
-        b = R.star_at(s)
-        x, y, ru, owner, ships = (int(state[b + k]) for k in (R.S_X, R.S_Y, R.S_RU, R.S_OWNER, R.S_SHIPS))
-        if not (0 <= x < R.WIDTH and 0 <= y < R.HEIGHT) or (x, y) in cells:
-            raise ValueError(f"save: star {R.LETTERS[s]} has a bad or shared position ({x}, {y})")
-        cells.add((x, y))
-        if not 1 <= ru <= R.HOME_RU or owner not in (R.NOBODY, 0, 1) or ships < 0:
-            raise ValueError(f"save: star {R.LETTERS[s]} has impossible RU/owner/ships ({ru}, {owner}, {ships})")
-    if sorted(int(state[R.HOMES + p]) for p in range(2)) != sorted(
-            s for s in range(R.NUM_STARS) if state[R.star_at(s) + R.S_HOME] >= 0):
-        raise ValueError("save: home stars do not match")
-    if not 0 <= state[R.NUM_FLEETS_AT] <= R.MAX_FLEETS or state[R.TURN] < 1 \
-            or state[R.STATUS] not in (R.PLAYING, R.OVER):
-        raise ValueError("save: bad turn, status or fleet count")
-    for i in range(int(state[R.NUM_FLEETS_AT])):
-        f = state[R.fleet_at(i):R.fleet_at(i) + R.F_SIZE]
-        if f[R.F_OWNER] not in (0, 1) or f[R.F_SHIPS] <= 0 or not 0 < f[R.F_LEFT] <= f[R.F_DIST] \
-                or not (0 <= f[R.F_ORIGIN] < R.NUM_STARS and 0 <= f[R.F_DEST] < R.NUM_STARS):
-            raise ValueError(f"save: fleet {i} is impossible")

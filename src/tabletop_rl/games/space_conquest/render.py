@@ -67,7 +67,7 @@ def summary(game: _Game, viewer: int) -> str:
     view = O.player_view(game, viewer)
     own = [f"{s['letter']}(RU {s['ru']}, {s['ships']} ships{', home' if s['is_your_home'] else ''})"
            for s in view["stars"] if s["owner"] == "you"]
-    lines = [f"Turn {view['turn']}/{view['max_turns']} - player {viewer + 1}", "Your stars: " + ", ".join(own)]
+    lines = [f"Turn {view['turn']}/{view['max_turns']} - P{viewer}", "Your stars: " + ", ".join(own)]
     fleets = [f"{f['ships']} {f['from']}->{f['to']} ({f['turns_left']} left)" for f in view["fleets"]]
     lines.append("Fleets in flight: " + (", ".join(fleets) if fleets else "none"))
     lines += ["  " + _describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"]

@@ -1,7 +1,8 @@
-"""The fixed Splendor action table: id <-> meaning <-> text name (ids and names are public API).
+"""The fixed Splendor action table: id <-> meaning <-> text name (ids and names are public API), and the move
+text a person types: the canonical names, plus takes and returns in any colour order and in the board's letters.
 
->>> move_name(25), move_id("buy:2.1")
-('take2:white', 50)
+>>> move_name(25), move_id("buy:2.1"), move_id("take:R,g,blue") == move_id("take:blue,green,red") == 6
+('take2:white', 50, True)
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from tabletop_rl.core.game import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["ACTION_NAMES", "MOVE_HELP", "NUM_ACTIONS", "as_action", "kind", "move_id", "move_name"]
+__all__ = ["ACTION_NAMES", "LETTERS", "MOVE_HELP", "NUM_ACTIONS", "TYPING_HELP", "as_action", "kind", "move_id",
+           "move_name"]
 
 NUM_ACTIONS = R.NUM_ACTIONS
+LETTERS = ("w", "b", "g", "r", "k", "y")  # the board's token letters; black is k so it never reads as blue
 
 
 def _build_names() -> tuple[str, ...]:
@@ -44,12 +47,75 @@ def move_name(action: int) -> str:
     return ACTION_NAMES[a]
 
 
-def move_id(name: str) -> int:
-    """Action id of a text name (case and spaces ignored), e.g. ``move_id("take2:red") == 28``."""
+def _canonical_id(name: str) -> int:
+    """Action id of a canonical name (case and spaces ignored), e.g. ``_canonical_id("take2:red") == 28``."""
     key = name.strip().lower().replace(" ", "") if isinstance(name, str) else None
     if key not in _IDS:
         raise ValueError(f"unknown action name {quote(name)} (examples: 'take:white,blue,green', 'buy:2.1', 'pass')")
     return _IDS[key]
+
+
+# --- move text a person types ----------------------------------------------------------------
+#: A token as a person may name it: its full name or the letter the board draws (k is black, y gold).
+_TOKEN_WORDS = {**{name: i for i, name in enumerate(R.TOKEN_NAMES)}, **{c: i for i, c in enumerate(LETTERS)}}
+_COLOUR_HINT = "colours: white blue green red black, or the board's letters w b g r k"
+_TOKEN_HINT = "tokens: white blue green red black gold, or the board's letters w b g r k y"
+_EXAMPLES = "examples: take:red,green,blue or take:r,g,b, take2:red, buy:2.1, reserve:1.0, pass"
+#: How the moves that name a place are written, for a name whose family is right but whose place is not.
+_FORMS = {
+    "buy": "buy:<level>.<slot>, level 1-3 and slot 0-3 as the board labels the market, e.g. buy:2.0",
+    "reserve": "reserve:<level>.<slot>, level 1-3 and slot 0-3 as the board labels the market, e.g. reserve:1.3",
+    "reserve_deck": "reserve_deck:<level>, level 1-3",
+    "buy_reserved": f"buy_reserved:<0-{R.MAX_RESERVED - 1}>, a reserve as the board numbers it",
+    "noble": f"noble:<0-{R.MAX_TABLE_NOBLES - 1}>, a table noble as the board numbers it",
+}
+#: What ``move_id`` reads beyond the canonical names, for the help a person sees.
+TYPING_HELP = ("Takes and returns read the colours in any order, as names or the board's letters (any case):\n"
+               "  take:r,g,b = take:blue,green,red   take2:k = take2:black   return:y = return:gold\n"
+               "Market slots are labelled on the board as the moves name them: 1.0 is buy:1.0 / reserve:1.0.")
+
+
+def move_id(text: str) -> int:
+    """Action id of a move as typed: a canonical name (``move_name``), or a take, take2 or return whose
+    colours come in any order and may be the board's letters; ``ValueError`` saying what a move looks like.
+
+    The canonical names (``move_name``) stay the one written form; this only widens what is read.
+
+    >>> move_id("take2:K"), move_id("return: y"), move_id("take:g,w")
+    (29, 70, 11)
+    """
+    try:
+        return _canonical_id(text)
+    except ValueError:
+        if not isinstance(text, str):  # callers outside the type checker: the table's own message fits
+            raise
+    family, _, arg = text.strip().lower().replace(" ", "").partition(":")
+    if family == "take":
+        return _canonical_id("take:" + ",".join(R.COLOURS[c] for c in _colours(text, arg, most=3)))
+    if family in ("take2", "return"):
+        (colour,) = _colours(text, arg, most=1, gold=family == "return")
+        return _canonical_id(f"{family}:{R.TOKEN_NAMES[colour]}")
+    raise ValueError(f"unknown action name {quote(text)} ({_FORMS.get(family, _EXAMPLES)})")
+
+
+def _colours(text: str, arg: str, most: int, gold: bool = False) -> list[int]:
+    """The distinct colour indices ``arg`` names (1 to ``most`` of them), sorted, as the canonical name lists
+    them; ``ValueError`` naming the first problem, so a person learns the form rather than a bare "unknown"."""
+    words = arg.split(",") if arg else []
+    hint = _TOKEN_HINT if gold else _COLOUR_HINT
+    bad = next((w for w in words if w not in _TOKEN_WORDS), None)
+    if bad is not None:
+        raise ValueError(f"unknown action name {quote(text)}: {quote(bad)} is not a colour ({hint})")
+    colours = [_TOKEN_WORDS[w] for w in words]
+    if R.GOLD in colours and not gold:
+        raise ValueError(f"unknown action name {quote(text)}: gold is never taken, reserving a card gives it")
+    if len(set(colours)) != len(colours):
+        raise ValueError(f"unknown action name {quote(text)}: a colour is named twice "
+                         "(two of one colour is take2:<colour>)")
+    if not 1 <= len(colours) <= most:
+        wanted = "one colour" if most == 1 else f"1 to {most} different colours"
+        raise ValueError(f"unknown action name {quote(text)}: name {wanted} ({hint})")
+    return sorted(colours)
 
 
 def as_action(action: int | str) -> int:

@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, as_action, kind, move_id, move_name
+from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
     bought_cards,
     market_row,
@@ -28,7 +28,7 @@ from tabletop_rl.games.splendor.notation import (
 )
 from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
 from tabletop_rl.games.splendor.picture import render_rgb
-from tabletop_rl.games.splendor.render import render_ansi
+from tabletop_rl.games.splendor.render import move_text, render_ansi
 
 __all__ = ["IllegalActionError", "SplendorGame", "check_max_plies"]
 
@@ -122,11 +122,15 @@ class SplendorGame(TurnBased):
         return _explain(self, as_action(action))
 
     move_name = staticmethod(move_name)  # action id -> name, e.g. 0 -> "take:white,blue,green"
-    move_id = staticmethod(move_id)  # name -> action id; ValueError for an unknown name
+    move_id = staticmethod(move_id)  # name (or a take/return in any order, the board's letters) -> action id
+
+    def describe_move(self, move: Any) -> str:
+        """The move's name with the card or noble it names here, e.g. ``buy:1.3 [#6 W 0p | w3 b1 k1]``."""
+        return move_text(self, move)
 
     @staticmethod
     def rules_help() -> str:
-        return MOVE_HELP
+        return MOVE_HELP + "\n" + TYPING_HELP
 
     # --- what a seat sees ----------------------------------------------------------------
     @staticmethod

@@ -1,4 +1,5 @@
-"""JSON positions: a state row <-> the documented JSON shape (docs/splendor.md), with validation.
+"""Splendor's JSON positions: a state row <-> the documented JSON shape (docs/splendor.md), with validation.
+The move names a person types are read by ``actions.move_id``.
 
 >>> from tabletop_rl.games.splendor.rules import new_states, reset_state
 >>> s = new_states(1)[0]; reset_state(s, 7, 2, 1000)

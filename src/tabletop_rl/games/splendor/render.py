@@ -5,7 +5,10 @@ face down (its level is public); ``viewer=p`` also sees seat ``p``'s own blind r
 is never shown, only deck sizes.
 
 Colour letters in the text board: w white, b blue, g green, r red, k black, y gold; a card reads
-``[#41 G 2p | w3 b2 r2]`` (id, bonus colour, points, cost).
+``[#41 G 2p | w3 b2 r2]`` (id, bonus colour, points, cost). Each market card is labelled with the
+``level.slot`` that the move names use (``1.0`` is ``buy:1.0``, slots count from 0 like the names), each
+reserved card with its ``buy_reserved`` index, each table noble with its ``noble`` index.
+``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
 
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(seed=3)
@@ -21,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.actions import LETTERS, as_action, kind, move_name
 
 #: A SplendorGame: game.py imports this module to draw itself, so the class is not
 #: imported here (the layers stay free of circles, even for type checking).
 _Game = Any
 
 
-__all__ = ["LETTERS", "render_ansi"]
+__all__ = ["LETTERS", "move_text", "render_ansi"]
 
-LETTERS = ("w", "b", "g", "r", "k", "y")  # black is k so it never reads as blue
 
 
 # --- shared: what a viewer may see ----------------------------------------------------------
@@ -74,9 +77,10 @@ def render_ansi(game: _Game, viewer: int | None = None, color: bool = True) -> s
     final = "  FINAL ROUND" if game.state[R.FINAL_ROUND] else ""
     lines = [f"Splendor  ply {game.ply}  {paint(_status(game), '1')}{final}  view: {view}",
              "Bank     " + _token_counts(list(game.bank.values()), paint),
-             "Nobles   " + "  ".join(_noble_text(nb, paint) for nb in game.table_nobles)]
+             "Nobles   " + "  ".join(f"{i} {_noble_text(nb, paint)}" for i, nb in enumerate(game.table_nobles))]
     for level in (3, 2, 1):
-        row = [_card_text(c, paint) if c is not None else "[ empty ]" for c in game.market(level)]
+        row = [f"{level}.{slot} " + (_card_text(c, paint) if c is not None else "[ empty ]")
+               for slot, c in enumerate(game.market(level))]
         lines.append(f"Level {level}  deck {game.deck_sizes[level - 1]:2d}  " + _aligned(row))
     lines += [line for p in range(game.num_players) for line in _player_lines(game, p, viewer, paint)]
     return "\n".join(lines)
@@ -88,8 +92,8 @@ def _painter(color: bool):
     return lambda text, code: f"\x1b[{code}m{text}\x1b[0m"
 
 
-def _aligned(cells: list[str], width: int = 26) -> str:
-    """Cells padded to a common visible width, so market columns line up."""
+def _aligned(cells: list[str], width: int = 28) -> str:
+    """Cells padded to a common visible width (the widest card and its label), so market columns line up."""
     return " ".join(cell + " " * max(0, width - len(_ANSI_RE.sub("", cell))) for cell in cells).rstrip()
 
 
@@ -116,9 +120,36 @@ def _player_lines(game: _Game, p: int, viewer: int | None, paint) -> list[str]:
     mark = paint(">", "1") if p == game.current_player and not game.is_over else " "
     tokens = list(me["tokens"].values())
     nobles = " ".join(f"N{nb}" for nb in me["nobles"]) or "-"
-    reserves = [_card_text(card, paint) if card is not None else f"[hidden L{level}]"
-                for level, card in _visible_reserves(game, p, viewer)]
+    reserves = [f"{i} " + (_card_text(card, paint) if card is not None else f"[hidden L{level}]")
+                for i, (level, card) in enumerate(_visible_reserves(game, p, viewer))]
     return [f"{mark} P{p}  {me['points']:2d}p  tokens {_token_counts(tokens, paint)} ({sum(tokens)})"
             f"  bonuses {_token_counts(list(me['bonuses'].values()), paint)}"
             f"  cards {len(me['bought'])}  nobles {nobles}",
             "       reserved " + (" ".join(reserves) or "-")]
+
+
+# --- moves ---------------------------------------------------------------------------------
+def move_text(game: _Game, move: int | str) -> str:
+    """``move``'s canonical name, followed by the card (or noble) it names in ``game`` (the position before the
+    move), drawn as the board draws it, so a person need not look up ``buy:2.1``. Only what the move itself
+    makes public is shown: a market card, a noble, or the mover's own reserve as it is bought.
+
+    >>> from tabletop_rl import SplendorGame
+    >>> move_text(SplendorGame(seed=3), "buy:1.3")
+    'buy:1.3 [#6 W 0p | w3 b1 k1]'
+    """
+    action = as_action(move)
+    name, family = move_name(action), kind(action)
+    arg = name.partition(":")[2]
+    plain = _painter(False)
+    if family in ("reserve", "buy"):
+        level, slot = (int(x) for x in arg.split("."))
+        card = game.market(level)[slot]
+    elif family == "buy_reserved":
+        reserved = game.player(game.current_player)["reserved"]
+        card = reserved[int(arg)][0] if int(arg) < len(reserved) else None
+    elif family == "noble" and int(arg) < len(game.table_nobles):
+        return f"{name} {_noble_text(game.table_nobles[int(arg)], plain)}"
+    else:
+        card = None
+    return name if card is None else f"{name} {_card_text(card, plain)}"
