@@ -27,9 +27,10 @@ class _SlowFirstStep(SplendorVectorEnv):
 
 
 def test_a_short_vector_measurement_leaves_the_warm_up_out(monkeypatch):
-    # Before the fix the first (slow) step fell inside a 0.05 s window: about 8 env-steps/s.
+    # Before the fix the first (slow) step fell inside the window: at most 4 env-steps in 0.5 s, so about 8
+    # env-steps/s; left out, a busy machine still gives thousands. The bound sits far from both.
     monkeypatch.setattr(bench, "SplendorVectorEnv", _SlowFirstStep)
-    assert bench.vector_steps_per_second(4, "random", 0.05) > 1000
+    assert bench.vector_steps_per_second(4, "random", 0.2) > 100
 
 
 def test_every_env_measurement_leaves_a_slow_first_call_out():
@@ -41,7 +42,7 @@ def test_every_env_measurement_leaves_a_slow_first_call_out():
             time.sleep(0.5)
         return 10
 
-    assert bench.steps_per_second(run, 0.05) > 1000
+    assert bench.steps_per_second(run, 0.2) > 200  # 20 steps/s with the slow call inside the window
 
 
 @pytest.mark.parametrize("flag,value", [("--seconds", "0"), ("--seconds", "-1"), ("--games", "0"),
