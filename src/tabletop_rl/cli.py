@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
@@ -21,7 +22,8 @@ from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
 from tabletop_rl.games import GAMES, game_class, policy_game
-from tabletop_rl.train.splendor_ppo import add_arguments, config_from_args, train
+from tabletop_rl.train import splendor_cleanrl_ppo, splendor_ppo
+from tabletop_rl.train.selfplay import TrainConfig, add_arguments, config_from_args
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
 
@@ -301,20 +303,34 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 # --- train ------------------------------------------------------------------------------------------
+#: ``tabletop train splendor --algo NAME``: (the trainer's knobs, its train function).
+_TRAINERS = {"ppo": (splendor_cleanrl_ppo.Args, splendor_cleanrl_ppo.train),
+             "sb3": (TrainConfig, splendor_ppo.train)}
+
+
 def _add_train(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
-        "train", help="PPO self-play (MaskablePPO) against a pool of past selves, random and greedy",
-        description="Train a Splendor agent with sb3-contrib's MaskablePPO on SplendorVectorEnv (needs the "
-                    "[train] extra). The learner plays one random seat per game; opponents are drawn per game "
-                    "from --mix. Evaluations go to OUT/eval.csv and TensorBoard (OUT/logs); checkpoints to "
-                    "OUT/checkpoints; the final model to OUT/final.zip, loadable as the policy ppo:OUT/final.zip.")
+        "train", help="PPO self-play against a pool of past selves, random and greedy",
+        description="Train a Splendor agent with PPO self-play on SplendorVectorEnv (needs the [train] extra). The "
+                    "learner plays one random seat per game; opponents are drawn per game from --mix. Evaluations "
+                    "go to OUT/eval.csv and TensorBoard (OUT/logs); checkpoints to OUT/checkpoints; the final model "
+                    "to OUT/final.pt, loadable as the policy ppo:OUT/final.pt. --algo sb3 trains with sb3-contrib's "
+                    "MaskablePPO instead (the flags below less --vf-coef, --max-grad-norm, --norm-adv, "
+                    "--anneal-lr and --target-kl; OUT/final.zip).")
     p.add_argument("game", choices=["splendor"])
-    add_arguments(p)
+    p.add_argument("--algo", choices=sorted(_TRAINERS), default="ppo",
+                   help="ppo: the CleanRL-style PPO loop (default); sb3: sb3-contrib's MaskablePPO")
+    add_arguments(p, _TRAINERS["ppo"][0])
     p.set_defaults(func=_train, prog=p.prog)
 
 
 def _train(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
+    config_class, train = _TRAINERS[args.algo]
+    own = {f.name for f in dataclasses.fields(config_class)}
+    for f in dataclasses.fields(_TRAINERS["ppo"][0]):  # a flag the chosen trainer lacks must stay unset
+        if f.name not in own and getattr(args, f.name) != f.default:
+            raise _UsageError(f"--{f.name.replace('_', '-')} is not a setting of --algo {args.algo}")
+    config = config_from_args(args, config_class)
     try:
         final = train(config)
     except ModuleNotFoundError as e:

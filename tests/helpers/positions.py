@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 
@@ -92,3 +94,36 @@ def _table_nobles(num_players: int, player_nobles: dict[int, list[int]]) -> list
     held = {nb for lst in player_nobles.values() for nb in lst}
     free = [nb for nb in range(R.NUM_NOBLES) if nb not in held]
     return free[: num_players + 1 - len(held)]
+
+
+# --- positions for search tests -------------------------------------------------------------------
+def random_game(num_players: int, seed: int, plies: int, blind_rate: float = 0.0) -> SplendorGame:
+    """A game after up to ``plies`` random moves; ``blind_rate``: how often a legal blind reserve is preferred."""
+    rng = np.random.default_rng(seed)
+    g = SplendorGame(num_players, seed=seed)
+    for _ in range(plies):
+        if g.is_over:
+            break
+        legal = g.legal_actions()
+        blind = [a for a in legal if R.RESERVE_DECK <= a < R.BUY]
+        g.step(int(rng.choice(blind if blind and rng.random() < blind_rate else legal)))
+    return g
+
+
+def hidden_variant(g: SplendorGame, rng: np.random.Generator) -> tuple[SplendorGame, bool]:
+    """The same position with every card the player to act cannot see dealt differently: the decks
+    shuffled, and each other seat's blind reserve swapped with an unseen card of its level. Also
+    says whether a blind reserve changed."""
+    me = g.current_player
+    pos = g.to_dict()
+    swapped = False
+    for q, player in enumerate(pos["players"]):
+        for entry in player["reserved"]:
+            deck = pos["decks"][str(R.level_of(entry["card"]) + 1)]
+            if q != me and entry["blind"] and deck:
+                i = int(rng.integers(len(deck)))
+                entry["card"], deck[i] = deck[i], entry["card"]
+                swapped = True
+    for deck in pos["decks"].values():
+        rng.shuffle(deck)
+    return SplendorGame.from_json(pos), swapped

@@ -1,8 +1,17 @@
-"""Saved MaskablePPO models as policies, with the metadata that says which observation they expect.
+"""Saved PPO models as policies, with the metadata that says which observation they expect.
 
-A model zip saved by ``save_model`` carries ``tabletop_rl.json`` beside SB3's own files: the game,
-the number of players and the observation layout version and size. ``PPOPolicy`` refuses a model
-whose metadata does not match what the game encodes now, with a one-line error.
+Two formats, told apart by their content (both are zip files):
+
+- an SB3 MaskablePPO zip saved by ``save_model`` (``tabletop train splendor --algo sb3``, and the shipped
+  ``ppo:default``), carrying ``tabletop_rl.json`` beside SB3's own files;
+- a ``.pt`` checkpoint of the CleanRL-style trainer (``tabletop train splendor``), written by
+  ``save_checkpoint``: ``torch.save`` of a dict of plain types and tensors, ``{"format": "tabletop-ppo/1",
+  "meta": {...}, "model": state_dict, "optimizer": state_dict, "step": int, "args": dict, "rng": dict}``,
+  read back with ``torch.load(weights_only=True)`` so a checkpoint cannot run code. Its network is
+  ``build_network``: separate policy and value MLPs (tanh), the policy's logits masked before sampling.
+
+Either carries the game, the number of players and the observation layout version and size. ``PPOPolicy``
+refuses a model whose metadata does not match what the game encodes now, with a one-line error.
 
 >>> policy = PPOPolicy("ppo:model.zip", path="model.zip",                  # doctest: +SKIP
 ...                    expected={"game": "splendor", "observation_version": 1})
@@ -12,7 +21,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +29,27 @@ import numpy as np
 
 from tabletop_rl.core.policy import BasePolicy
 
-__all__ = ["META_FILE", "PPOPolicy", "check_meta", "read_meta", "save_model"]
+__all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "META_FILE", "PPOPolicy", "build_network", "check_meta",
+           "is_checkpoint", "load_checkpoint", "masked_logits", "read_meta", "save_checkpoint", "save_model"]
 
 META_FILE = "tabletop_rl.json"
+CHECKPOINT_FORMAT = "tabletop-ppo/1"
+#: The logit of an illegal action: exp() of it is exactly 0 in float32, and unlike -inf it keeps
+#: ``probs * log_probs`` (the entropy) finite, so no NaN reaches the gradients.
+ILLEGAL_LOGIT = -1e8
 
 
-def _sb3():
+def _torch() -> Any:
+    """torch, or a one-line ``ValueError`` naming the [train] extra."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ValueError(f"ppo policies need the [train] extra: pip install 'tabletop-rl[train]' ({e.name} missing)")\
+            from None
+    return torch
+
+
+def _sb3() -> tuple[Any, Any]:
     try:
         import torch
         from sb3_contrib import MaskablePPO
@@ -45,11 +69,89 @@ def save_model(model: Any, path: str | Path, meta: Mapping[str, Any]) -> Path:
     return path
 
 
-def read_meta(path: str | Path) -> dict[str, Any]:
-    """The metadata of a model saved by ``save_model``; ``ValueError`` for a missing or foreign file."""
+# --- the network of the CleanRL-style trainer, and its checkpoints ----------------------------------------
+def build_network(observation_size: int, hidden: Sequence[int], num_actions: int) -> Any:
+    """``torch.nn.ModuleDict`` with ``"pi"`` (observation -> action logits) and ``"vf"`` (observation -> value):
+    two separate MLPs with tanh, as SB3's ``MlpPolicy`` with ``net_arch={"pi": hidden, "vf": hidden}``, and
+    the same orthogonal initialisation (gain sqrt 2 inside, 0.01 on the logits so the first policy is near
+    uniform over the legal moves, 1 on the value)."""
+    torch = _torch()
+    nn = torch.nn
+
+    def mlp(out: int, last_gain: float) -> Any:
+        layers: list[Any] = []
+        size = observation_size
+        for width in hidden:
+            layers += [nn.Linear(size, width), nn.Tanh()]
+            size = width
+        layers.append(nn.Linear(size, out))
+        for layer in layers:
+            if isinstance(layer, nn.Linear):
+                gain = last_gain if layer is layers[-1] else 2 ** 0.5
+                nn.init.orthogonal_(layer.weight, gain)
+                nn.init.zeros_(layer.bias)
+        return nn.Sequential(*layers)
+
+    return nn.ModuleDict({"pi": mlp(num_actions, 0.01), "vf": mlp(1, 1.0)})
+
+
+def masked_logits(logits: Any, masks: Any) -> Any:
+    """``logits`` with every illegal action (``masks`` False) set to ``ILLEGAL_LOGIT``: softmax gives it
+    probability 0, so sampling and argmax only ever pick legal actions (a row needs one legal action)."""
+    return logits.masked_fill(~masks, ILLEGAL_LOGIT)
+
+
+def save_checkpoint(path: str | Path, network: Any, meta: Mapping[str, Any], optimizer: Any = None, step: int = 0,
+                    args: Mapping[str, Any] | None = None, rng: Mapping[str, Any] | None = None) -> Path:
+    """Write a ``.pt`` checkpoint (the module docstring has its layout); returns the path written. It is
+    written beside and renamed into place, so an interrupted save never leaves half a checkpoint."""
+    torch = _torch()
+    path = Path(path).with_suffix(".pt")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"format": CHECKPOINT_FORMAT, "meta": dict(meta), "model": network.state_dict(),
+            "optimizer": optimizer.state_dict() if optimizer is not None else {}, "step": int(step),
+            "args": dict(args or {}), "rng": dict(rng or {})}
+    partial = path.with_suffix(".pt.partial")
+    torch.save(data, partial)
+    partial.replace(path)
+    return path
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A ``.pt`` checkpoint written by ``save_checkpoint`` (tensors and plain types only: no code runs);
+    ``ValueError`` for a missing, foreign or unreadable file."""
+    torch = _torch()
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"ppo model {str(path)!r} does not exist")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises several kinds for a damaged or foreign file
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"ppo model {str(path)!r} is not a readable checkpoint ({reason})") from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or not isinstance(data.get("meta"), dict):
+        raise ValueError(f"ppo model {str(path)!r} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
+    return data
+
+
+def is_checkpoint(path: Path) -> bool:
+    """A torch checkpoint (``torch.save``'s zip holds ``<name>/data.pkl``), not an SB3 model zip."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return path.suffix == ".pt"
+    return META_FILE not in names and any(n.endswith("/data.pkl") for n in names)
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata of a model saved by ``save_model`` or ``save_checkpoint``; ``ValueError`` for a missing
+    or foreign file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"ppo model {str(path)!r} does not exist")
+    if is_checkpoint(path):
+        return dict(load_checkpoint(path)["meta"])
     try:
         with zipfile.ZipFile(path) as z:
             return json.loads(z.read(META_FILE))
@@ -68,7 +170,8 @@ def check_meta(meta: Mapping[str, Any], expected: Mapping[str, Any], path: str |
 
 
 class PPOPolicy(BasePolicy):
-    """Acts with a saved MaskablePPO model on the env's observation vector (the mask applied).
+    """Acts with a saved model on the env's observation vector (the mask applied): an SB3 MaskablePPO zip
+    or a ``.pt`` checkpoint of the CleanRL-style trainer, told apart by content.
 
     ``deterministic=True`` plays the most probable legal action; otherwise it samples from the
     masked distribution with the policy's own seeded generator.
@@ -77,28 +180,56 @@ class PPOPolicy(BasePolicy):
     def __init__(self, name: str, seed: int | None = None, path: str | Path = "",
                  expected: Mapping[str, Any] | None = None, deterministic: bool = True) -> None:
         super().__init__(name, seed)
-        self.meta = read_meta(path)
-        check_meta(self.meta, expected or {}, path)
-        torch, MaskablePPO = _sb3()
-        self._torch = torch
-        self.model = MaskablePPO.load(str(path), device="cpu")
+        path = Path(path)
         self.deterministic = deterministic
+        self.model: Any = None  # the SB3 model, for a zip
+        self.network: Any = None  # the policy MLP, for a .pt checkpoint
+        if path.is_file() and is_checkpoint(path):
+            checkpoint = load_checkpoint(path)
+            self.meta = dict(checkpoint["meta"])
+            check_meta(self.meta, expected or {}, path)
+            self._torch = _torch()
+            try:
+                net = build_network(int(self.meta["observation_size"]), [int(h) for h in self.meta["net"]],
+                                    int(self.meta["num_actions"]))
+                net.load_state_dict(checkpoint["model"])
+            except (KeyError, TypeError, ValueError, RuntimeError) as e:
+                reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ValueError(f"ppo model {str(path)!r} does not hold a network its metadata describes "
+                                 f"({reason})") from None
+            self.network = net["pi"].eval()
+            self._shape: tuple[int, ...] = (int(self.meta["observation_size"]),)
+        else:
+            self.meta = read_meta(path)
+            check_meta(self.meta, expected or {}, path)
+            torch, MaskablePPO = _sb3()
+            self._torch = torch
+            self.model = MaskablePPO.load(str(path), device="cpu")
+            self._shape = tuple(self.model.observation_space.shape)
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         obs = np.asarray(observation, np.float32)
-        if obs.shape != self.model.observation_space.shape:
-            raise ValueError(f"{self.name}: observation has shape {obs.shape}, the model expects "
-                             f"{self.model.observation_space.shape}")
+        if obs.shape != self._shape:
+            players = self.meta.get("num_players")
+            raise ValueError(f"{self.name}: observation has shape {obs.shape}, the model expects {self._shape}"
+                             + (f" (it was trained for {players}-player games)" if players else ""))
         return int(self.act_batch(obs[None], mask[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions for a batch of observations and masks (one forward pass); used by training's pool."""
-        with self._torch.no_grad():
-            obs = self._torch.as_tensor(observations)
-            dist = self.model.policy.get_distribution(obs, action_masks=masks)
-            if self.deterministic:
-                return dist.distribution.probs.argmax(dim=1).numpy()
-            probs = dist.distribution.probs.numpy().astype(np.float64)
+        torch = self._torch
+        with torch.inference_mode():
+            obs = torch.as_tensor(np.asarray(observations, np.float32))
+            if self.network is not None:
+                logits = masked_logits(self.network(obs), torch.as_tensor(np.asarray(masks, np.bool_)))
+                if self.deterministic:
+                    return logits.argmax(dim=1).numpy()
+                probs = torch.softmax(logits, dim=1).numpy().astype(np.float64)
+            else:
+                dist = self.model.policy.get_distribution(obs, action_masks=masks)
+                if self.deterministic:
+                    return dist.distribution.probs.argmax(dim=1).numpy()
+                probs = dist.distribution.probs.numpy().astype(np.float64)
         cumulative = probs.cumsum(axis=1)
         draws = self.rng.random((len(probs), 1)) * cumulative[:, -1:]
         return (cumulative < draws).sum(axis=1)

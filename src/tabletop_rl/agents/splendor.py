@@ -1,11 +1,13 @@
 """Splendor's policies in the registry: ``greedy`` (``games/splendor/baselines.py``), the searches
 ``expectiminimax`` and ``mcts`` (``agents/search/splendor.py``), ``llm`` (a chat model with the Splendor
-prompt of ``agents/llm/splendor.py``) and ``ppo`` (a saved MaskablePPO model; ``ppo:default`` is the
-shipped 2-player model). The registry imports this module on the first lookup for ``splendor``.
+prompt of ``agents/llm/splendor.py``) and ``ppo`` (a saved model: a ``.pt`` checkpoint of ``tabletop train
+splendor`` or a MaskablePPO zip; ``ppo:default`` is the shipped 2-player zip) and ``az`` (PUCT search guided by a
+``.pt`` policy-and-value network, ``agents/search/splendor_puct.py``). The registry imports this module on the
+first lookup for ``splendor``.
 
 >>> from tabletop_rl.agents import known_policies
 >>> [name for name in known_policies("splendor")]
-['random', 'greedy', 'expectiminimax', 'mcts', 'llm', 'ppo']
+['random', 'greedy', 'expectiminimax', 'mcts', 'llm', 'ppo', 'az']
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 from tabletop_rl.agents.llm.policy import LLM_OPTIONS, LLMPolicy
-from tabletop_rl.agents.ppo import PPOPolicy, check_meta, read_meta
+from tabletop_rl.agents.ppo import PPOPolicy, check_meta, is_checkpoint, load_checkpoint, read_meta
 from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy
+from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, net_from_state_dict
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, GREEDY_WEIGHT_NAMES, GreedyPolicy
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
@@ -40,6 +43,39 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
     return PPOPolicy(name, seed, resolved, expected)
 
 
+#: Where the two networks sit in a MaskablePPO ``MlpPolicy`` (separate pi and vf nets, no shared layers).
+_SB3_LAYERS = {"pi": ("mlp_extractor.policy_net.", "action_net."), "vf": ("mlp_extractor.value_net.", "value_net.")}
+
+
+def _sb3_as_layers(state: dict) -> dict:
+    """A MaskablePPO policy's ``state_dict`` renamed to ``build_network``'s layout (``pi.K``, ``vf.K``)."""
+    renamed = {}
+    for side, (hidden, head) in _SB3_LAYERS.items():
+        count = len({k.split(".")[2] for k in state if k.startswith(hidden)})
+        for key, value in state.items():
+            if key.startswith(hidden):
+                renamed[f"{side}.{key[len(hidden):]}"] = value
+            elif key.startswith(head):
+                renamed[f"{side}.{2 * count}.{key[len(head):]}"] = value
+    return renamed
+
+
+def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 200,
+                    budget_ms: float | None = None, c: float = 1.5) -> PUCTPolicy:
+    """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
+    ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the network of ``ppo:default``)."""
+    resolved = _default_ppo_model_path() if path == "default" else Path(path)
+    if is_checkpoint(resolved):
+        data = load_checkpoint(resolved)
+        meta, state = data["meta"], {k: v.numpy() for k, v in data["model"].items()}
+    else:
+        ppo = _load_ppo_policy(name, seed, str(resolved))  # checks the zip's metadata
+        meta, state = ppo.meta, _sb3_as_layers({k: v.numpy() for k, v in ppo.model.policy.state_dict().items()})
+    check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
+                      "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
+    return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c)
+
+
 register_policy("splendor", "greedy", GreedyPolicy,
                 tuple(Option(n, float, float(w)) for n, w in zip(GREEDY_WEIGHT_NAMES, DEFAULT_GREEDY_WEIGHTS)))
 register_policy("splendor", "expectiminimax", ExpectiminimaxPolicy,
@@ -51,5 +87,10 @@ register_policy("splendor", "mcts", MCTSPolicy,
                  Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
 # The LLM client is game-agnostic; it finds the Splendor prompt (agents/llm/splendor.py) from the game.
 register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
-# A saved MaskablePPO model (tabletop train splendor); torch and sb3-contrib are imported when one is loaded.
+# A saved model (tabletop train splendor: .pt; --algo sb3: .zip); torch (and sb3-contrib) load with it.
 register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")
+# PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
+# alone); az:default searches with ppo:default's network.
+register_policy("splendor", "az", _load_az_policy,
+                (Option("path", str, "default"), Option("simulations", int, 200), Option("budget_ms", float, None),
+                 Option("c", float, 1.5)), positional="path")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from positions import game, position
+from positions import game, hidden_variant, position, random_game
 from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy, place_drawn, unseen_pool
 from tabletop_rl.games.splendor import rules as R
@@ -20,38 +20,6 @@ SEARCH_SPECS = ("expectiminimax:depth=3,budget_ms=0,nodes=1500", "mcts:simulatio
 def decide(spec: str, g: SplendorGame, seed: int = 0) -> int:
     p = g.current_player
     return make_policy(spec, game="splendor", seed=seed).act(None, g.legal_mask(), {"game": g, "player": p})
-
-
-def random_game(num_players: int, seed: int, plies: int, blind_rate: float = 0.0) -> SplendorGame:
-    """A game after up to ``plies`` random moves; ``blind_rate``: how often a legal blind reserve is preferred."""
-    rng = np.random.default_rng(seed)
-    g = SplendorGame(num_players, seed=seed)
-    for _ in range(plies):
-        if g.is_over:
-            break
-        legal = g.legal_actions()
-        blind = [a for a in legal if R.RESERVE_DECK <= a < R.BUY]
-        g.step(int(rng.choice(blind if blind and rng.random() < blind_rate else legal)))
-    return g
-
-
-def hidden_variant(g: SplendorGame, rng: np.random.Generator) -> tuple[SplendorGame, bool]:
-    """The same position with every card the player to act cannot see dealt differently: the decks
-    shuffled, and each other seat's blind reserve swapped with an unseen card of its level. Also
-    says whether a blind reserve changed."""
-    me = g.current_player
-    pos = g.to_dict()
-    swapped = False
-    for q, player in enumerate(pos["players"]):
-        for entry in player["reserved"]:
-            deck = pos["decks"][str(R.level_of(entry["card"]) + 1)]
-            if q != me and entry["blind"] and deck:
-                i = int(rng.integers(len(deck)))
-                entry["card"], deck[i] = deck[i], entry["card"]
-                swapped = True
-    for deck in pos["decks"].values():
-        rng.shuffle(deck)
-    return SplendorGame.from_json(pos), swapped
 
 
 # --- hidden information ------------------------------------------------------------------------------

@@ -1,0 +1,322 @@
+"""PUCT search for Splendor guided by a policy-and-value network, over the searching seat's information set.
+
+Each simulation re-deals the cards the seat cannot see (``determinize_state``: the deck order, the other
+seats' blind reserves), so the search never reads them: two positions that differ only in hidden cards give
+the same search and the same move for the same seed. A simulation descends by PUCT (the network's prior over
+the moves legal in this deal, renormalised over them, and the mean value of each child), evaluates the first
+position not yet in the tree with the network, and backs the value up: each node keeps the value for the seat
+that moved into it. A finished game is scored by its result instead.
+
+The network is a pair of plain MLPs (tanh hidden layers) over the seat's observation: policy logits for the
+72 moves and a value in [-1, 1] for the seat to move. It is given as ``Net``: arrays, evaluated inside numba,
+one position at a time.
+
+>>> import numpy as np
+>>> from tabletop_rl import SplendorGame
+>>> net = random_net(hidden=(8,), seed=0)
+>>> policy = PUCTPolicy(net, simulations=30, seed=1)
+>>> g = SplendorGame(2, seed=3)
+>>> bool(g.legal_mask()[policy.act(None, g.legal_mask(), {"game": g, "player": 0})])
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tabletop_rl.core.kernels import splitmix64
+from tabletop_rl.core.policy import BasePolicy
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.baselines import game_and_seat
+from tabletop_rl.games.splendor.observe import encode_into, observation_size
+
+__all__ = ["Net", "PUCTPolicy", "mlp_forward", "net_from_layers", "net_from_state_dict", "random_net"]
+
+_CHUNK = 16  # simulations between clock checks under a time budget
+
+
+class Net(NamedTuple):
+    """A policy MLP and a value MLP: per layer a weight matrix (inputs x outputs) and a bias, float32."""
+
+    policy_weights: tuple[np.ndarray, ...]
+    policy_biases: tuple[np.ndarray, ...]
+    value_weights: tuple[np.ndarray, ...]
+    value_biases: tuple[np.ndarray, ...]
+
+
+def net_from_layers(policy: Sequence[tuple[np.ndarray, np.ndarray]],
+                    value: Sequence[tuple[np.ndarray, np.ndarray]]) -> Net:
+    """A ``Net`` from (weight, bias) pairs per layer, weights as (inputs, outputs); checked for shape."""
+    def side(layers: Sequence[tuple[np.ndarray, np.ndarray]], outputs: int, name: str) -> tuple[tuple, tuple]:
+        weights = tuple(np.ascontiguousarray(w, np.float32) for w, _ in layers)
+        biases = tuple(np.ascontiguousarray(b, np.float32) for _, b in layers)
+        width = None
+        for w, b in zip(weights, biases):
+            if w.ndim != 2 or b.shape != (w.shape[1],) or (width is not None and w.shape[0] != width):
+                raise ValueError(f"{name} network: layer shapes do not chain ({w.shape} with bias {b.shape})")
+            width = w.shape[1]
+        if width != outputs:
+            raise ValueError(f"{name} network ends in {width} outputs, not {outputs}")
+        return weights, biases
+
+    pw, pb = side(policy, R.NUM_ACTIONS, "policy")
+    vw, vb = side(value, 1, "value")
+    if pw[0].shape[0] != vw[0].shape[0]:
+        raise ValueError(f"policy and value networks read {pw[0].shape[0]} and {vw[0].shape[0]} inputs")
+    return Net(pw, pb, vw, vb)
+
+
+def net_from_state_dict(state: Mapping[str, Any]) -> Net:
+    """A ``Net`` from the ``state_dict`` of the PPO network (``agents.ppo.build_network``: ``pi.K.weight``,
+    ``pi.K.bias``, ``vf.K.weight``, ... as torch's Linear stores them, outputs x inputs), arrays or tensors."""
+    def layers(prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        found = sorted({int(k.split(".")[1]) for k in state if k.startswith(prefix + ".") and k.endswith(".weight")})
+        if not found:
+            raise ValueError(f"the model has no {prefix!r} layers: not a policy-and-value network")
+        return [(np.asarray(state[f"{prefix}.{i}.weight"], np.float32).T, np.asarray(state[f"{prefix}.{i}.bias"]))
+                for i in found]
+
+    return net_from_layers(layers("pi"), layers("vf"))
+
+
+def random_net(hidden: Sequence[int] = (64,), num_players: int = 2, seed: int = 0) -> Net:
+    """An untrained net (small random weights): for tests and as a search's smoke test."""
+    rng = np.random.default_rng(seed)
+    sizes = [observation_size(num_players), *hidden]
+
+    def layers(outputs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        dims = [*sizes, outputs]
+        return [(rng.normal(0, 1 / np.sqrt(a), (a, b)), np.zeros(b)) for a, b in zip(dims, dims[1:])]
+
+    return net_from_layers(layers(R.NUM_ACTIONS), layers(1))
+
+
+# --- the network inside numba ---------------------------------------------------------------------------
+@njit(cache=True, fastmath=True)
+def mlp_forward(x, weights, biases):
+    """The MLP's output for one input: tanh after every layer but the last. Zero inputs are skipped (an
+    observation is mostly zeros), which is the cheap half of a sparse product."""
+    h = x
+    last = len(weights) - 1
+    for i in range(len(weights)):
+        w = weights[i]
+        out = biases[i].copy()
+        for k in range(w.shape[0]):
+            hk = h[k]
+            if hk != 0.0:
+                for j in range(w.shape[1]):
+                    out[j] += hk * w[k, j]
+        if i < last:
+            for j in range(out.shape[0]):
+                out[j] = np.tanh(out[j])
+        h = out
+    return h
+
+
+@njit(cache=True)
+def _evaluate(state, cards, nobles, net, obs, weights_out):
+    """The network at ``state`` for the seat to move: ``weights_out[a]`` = exp(logit - max) for every move
+    (renormalised over the legal ones where they are used), and the value in [-1, 1] returned."""
+    encode_into(state, state[R.CURRENT], cards, nobles, obs)
+    logits = mlp_forward(obs, net[0], net[1])
+    top = logits.max()
+    for a in range(R.NUM_ACTIONS):
+        weights_out[a] = np.exp(logits[a] - top)
+    value = mlp_forward(obs, net[2], net[3])[0]
+    return min(1.0, max(-1.0, value))
+
+
+# --- the search -------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _next(rng):
+    rng[0], z = splitmix64(rng[0])
+    return z
+
+
+@njit(cache=True)
+def _seat_values(state, mover, value, out):
+    """Each seat's value in [0, 1]: the result of a finished game (winners share 1), else the network's value
+    for ``mover`` mapped to [0, 1] and its opposite for every other seat."""
+    n = state[R.NUM_PLAYERS_AT]
+    out[:] = 0.0
+    if state[R.STATUS] == R.OVER:
+        won = np.zeros(R.MAX_PLAYERS, np.int8)
+        R.winners_into(state, won)
+        k = won.sum()
+        for p in range(n):
+            out[p] = won[p] / k if k > 0 else 0.5
+        return
+    for p in range(n):
+        out[p] = (1.0 + value) / 2.0 if p == mover else (1.0 - value) / 2.0
+
+
+@njit(cache=True)
+def _select(tree, node, mask, c):
+    """The legal move at ``node`` with the highest PUCT score; unvisited children count at the node's own
+    value for its mover (first-play urgency)."""
+    children, visits, value, prior, node_value = tree
+    total = 0.0
+    for a in range(R.NUM_ACTIONS):
+        if mask[a]:
+            total += prior[node, a]
+    scale = c * np.sqrt(max(visits[node], 1)) / total
+    best, best_score = -1, -np.inf
+    for a in range(R.NUM_ACTIONS):
+        if not mask[a]:
+            continue
+        ch = children[node, a]
+        n = visits[ch] if ch >= 0 else 0
+        q = value[ch] / n if n > 0 else node_value[node]
+        score = q + scale * prior[node, a] / (1 + n)
+        if score > best_score:
+            best, best_score = a, score
+    return best
+
+
+@njit(cache=True)
+def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, work, path, movers, rng):
+    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use)."""
+    children, visits, value, prior, node_value = tree
+    state, mask, obs, seat_values = work
+    capacity = children.shape[0]
+    for _ in range(simulations):
+        state[:] = root
+        R.determinize_state(state, searcher, _next(rng))
+        node, length = 0, 0
+        leaf_value, leaf_mover = 0.0, state[R.CURRENT]
+        while True:
+            if state[R.STATUS] != R.PLAYING:
+                break
+            mover = state[R.CURRENT]
+            if node_value[node] < 0:  # not evaluated yet: the network scores it; its priors serve every deal
+                leaf_value = _evaluate(state, cards, nobles, net, obs, prior[node])
+                leaf_mover = mover
+                node_value[node] = (1.0 + leaf_value) / 2.0
+                break
+            R.legal_mask(state, cards, nobles, mask)
+            action = _select(tree, node, mask, c)
+            child = children[node, action]
+            if child < 0:
+                if used[0] == capacity:  # full: score this position without growing the tree
+                    leaf_value = _evaluate(state, cards, nobles, net, obs, prior[capacity])
+                    leaf_mover = mover
+                    break
+                child = used[0]
+                used[0] += 1
+                children[child, :] = -1
+                visits[child] = 0
+                value[child] = 0.0
+                node_value[child] = -1.0
+                children[node, action] = child
+            R.apply_action(state, action, cards, nobles)
+            path[length] = child
+            movers[length] = mover
+            length += 1
+            node = child
+        _seat_values(state, leaf_mover, leaf_value, seat_values)
+        visits[0] += 1
+        for i in range(length):
+            visits[path[i]] += 1
+            value[path[i]] += seat_values[movers[i]]
+
+
+class _Tree:
+    """The search tree in flat arrays: children[node, move] (-1: none), visits, value sums (for the seat
+    that moved into the node), prior weights[node, move] and the network's value at the node (for its
+    mover, in [0, 1]; -1 until the network has scored it). One spare prior row past the end serves a full
+    tree."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.arrays = (np.full((capacity, R.NUM_ACTIONS), -1, np.int32), np.zeros(capacity, np.int64),
+                       np.zeros(capacity), np.zeros((capacity + 1, R.NUM_ACTIONS)), np.zeros(capacity))
+        self.used = np.zeros(1, np.int64)
+        self.path = np.zeros(capacity, np.int64)
+        self.movers = np.zeros(capacity, np.int64)
+
+    def clear(self) -> None:
+        children, visits, value, _, node_value = self.arrays
+        children[0] = -1
+        visits[0] = 0
+        value[0] = 0.0
+        node_value[0] = -1.0  # not evaluated
+        self.used[0] = 1
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+class PUCTPolicy(BasePolicy):
+    """Network-guided PUCT over the seat's information set; plays the root move visited most.
+
+    ``simulations`` per move (or ``budget_ms`` of search, checked every few simulations), ``c`` the
+    exploration constant; ``simulations=0`` plays the network alone (its most probable legal move, no search).
+    ``net`` is a ``Net`` whose input size matches the game's player count.
+    """
+
+    def __init__(self, net: Net, name: str = "puct", seed: int | None = None, simulations: int = 200,
+                 budget_ms: float | None = None, c: float = 1.5) -> None:
+        super().__init__(name, seed)
+        _check(simulations >= 0, f"{name} simulations must be >= 0 (0: the network alone), got {simulations}")
+        _check(budget_ms is None or budget_ms > 0, f"{name} budget_ms must be > 0 when given, got {budget_ms}")
+        _check(c >= 0, f"{name} c must be >= 0, got {c}")
+        self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
+        self.inputs = net.policy_weights[0].shape[0]
+        self.cards, self.nobles = R.tables()
+        self.tree = _Tree(max(simulations, 1) + 1 if budget_ms is None else 1 << 14)
+        self._work = (np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.NUM_ACTIONS, np.bool_),
+                      np.zeros(self.inputs, np.float32), np.zeros(R.MAX_PLAYERS))
+        self.simulations_run = 0
+
+    def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray) -> None:
+        simulations = min(simulations, self.tree.capacity - int(self.tree.used[0]))
+        if simulations <= 0:
+            return
+        _simulate(self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
+                  tuple(self.net), self._work, self.tree.path, self.tree.movers, rng)
+        self.simulations_run += simulations
+
+    def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
+        game, seat = game_and_seat(info, self.name)
+        size = observation_size(game.num_players)
+        if size != self.inputs:
+            raise ValueError(f"{self.name}: the network reads {self.inputs} inputs, a {game.num_players}-player "
+                             f"observation has {size}")
+        if self.simulations == 0 and self.budget_ms is None:
+            return self._network_move(game.state, seat, mask)
+        seed = int(self.rng.integers(1 << 62))
+        root = game.determinize(seat, seed).state
+        rng = np.array([seed], np.uint64)
+        self.tree.clear()
+        self.simulations_run = 0
+        if self.budget_ms is None:
+            self._run(root, seat, self.simulations, rng)
+        else:
+            deadline = time.perf_counter() + self.budget_ms / 1000
+            while time.perf_counter() < deadline and self.tree.used[0] < self.tree.capacity:
+                self._run(root, seat, _CHUNK, rng)
+        self.add_nodes(int(self.tree.used[0]))
+        return self.most_visited(mask)
+
+    def _network_move(self, state: np.ndarray, seat: int, mask: np.ndarray) -> int:
+        obs = self._work[2]
+        encode_into(state, seat, self.cards, self.nobles, obs)
+        logits = mlp_forward(obs, self.net.policy_weights, self.net.policy_biases)
+        return int(np.argmax(np.where(np.asarray(mask, bool), logits, -np.inf)))
+
+    def root_visits(self) -> np.ndarray:
+        """Visits of each root move in the last search (the self-play target)."""
+        children, visits = self.tree.arrays[0], self.tree.arrays[1]
+        return np.where(children[0] >= 0, visits[np.maximum(children[0], 0)], 0)
+
+    def most_visited(self, mask: np.ndarray) -> int:
+        """The legal root move visited most (then the lowest id); the first legal move if none was."""
+        counts = np.where(np.asarray(mask, bool), self.root_visits(), -1)
+        return int(np.argmax(counts))

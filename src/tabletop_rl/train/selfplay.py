@@ -1,0 +1,226 @@
+"""What both Splendor PPO trainers share: the knobs (``TrainConfig``) and their flags, the opponent mix,
+the evaluation against fixed opponents and its results file, and the metadata a model carries.
+
+The default trainer (``splendor_cleanrl_ppo``, ``tabletop train splendor``) and the SB3 one
+(``splendor_ppo``, ``--algo sb3``) import these, so the two cannot drift apart in what a flag means.
+
+>>> parse_mix("random=1,greedy=1,self=2").tolist()
+[0.25, 0.25, 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.core.stats import wilson_interval
+from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
+from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
+
+__all__ = ["EvalLog", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs", "evaluate",
+           "hidden_layers", "knob", "model_meta", "opponent_kinds", "parse_mix", "rollout_target", "validate"]
+
+
+def knob(default: Any, help: str) -> Any:
+    """A config field with its ``--help`` text (``add_arguments`` makes the flag)."""
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of ``tabletop train splendor`` that both trainers have; each field is the flag of the same name."""
+
+    steps: int = knob(2_000_000, "learner steps to train for (env-steps of the learning seat), rounded up to whole "
+                                 "rollouts of num_envs x n_steps; the progress line shows the rounded target")
+    out: str = knob("runs/ppo", "folder for checkpoints, eval.csv, TensorBoard logs and config.json")
+    players: int = knob(2, "players per game (2-4)")
+    num_envs: int = knob(256, "games stepped together")
+    n_steps: int = knob(64, "rollout length per game between updates")
+    batch_size: int = knob(4096, "minibatch size of the PPO update")
+    epochs: int = knob(4, "PPO epochs per update")
+    lr: float = knob(3e-4, "learning rate")
+    gamma: float = knob(0.995, "discount factor")
+    gae_lambda: float = knob(0.95, "GAE lambda")
+    ent_coef: float = knob(0.01, "entropy bonus")
+    clip: float = knob(0.2, "PPO clip range")
+    net: str = knob("256,256", "hidden layer sizes of the policy and value networks")
+    reward: str = knob("dense", "dense: + own points gained / 15 each step, plus the end reward; sparse: end only")
+    mix: str = knob("random=0.1,greedy=0.5,self=0.4", "opponent kinds drawn for each new game")
+    snapshot_every: int = knob(10, "updates between frozen snapshots of the learner added to the pool")
+    pool_size: int = knob(20, "snapshots kept in the pool (the oldest are dropped)")
+    eval_every: int = knob(250_000, "learner steps between evaluations")
+    eval_games: int = knob(400, "games per evaluation opponent")
+    eval_opponents: str = knob("random,greedy", "comma-separated policy specs to evaluate against")
+    checkpoint_every: int = knob(500_000, "learner steps between checkpoints")
+    seed: int = knob(0, "seed of the run (the same seed repeats a run on the same machine)")
+    threads: int = knob(1, "torch threads (1 is fastest on small, busy machines)")
+    resume: str = knob("", "a checkpoint .zip to continue from (its step count continues)")
+    progress: bool = knob(True, "print a progress line with steps/s and the latest evaluation")
+
+
+def add_arguments(parser: Any, config: type = TrainConfig) -> None:
+    """One ``--flag`` per field of ``config`` (a dataclass such as ``TrainConfig``), with its default and help."""
+    for f in dataclasses.fields(config):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
+        else:
+            kind = {"int": int, "float": float, "str": str}[str(f.type)]
+            parser.add_argument(flag, type=kind, default=f.default, metavar=f.name.upper(),
+                                help=f"{f.metadata['help']} (default {f.default})")
+
+
+def config_from_args(args: Any, config: type = TrainConfig) -> Any:
+    """The ``config`` dataclass built from parsed arguments (the attributes of its fields' names)."""
+    return config(**{f.name: getattr(args, f.name) for f in dataclasses.fields(config)})
+
+
+def parse_mix(text: str) -> np.ndarray:
+    """``"random=0.1,greedy=0.5,self=0.4"`` -> probabilities over (random, greedy, self), summing to 1."""
+    weights = dict.fromkeys(("random", "greedy", "self"), 0.0)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        if key not in weights:
+            raise ValueError(f"--mix: unknown opponent {key!r} (known: random, greedy, self)")
+        try:
+            weights[key] = float(value)
+        except ValueError:
+            raise ValueError(f"--mix: {part!r} needs a number, as in greedy=0.5") from None
+        if weights[key] < 0:
+            raise ValueError(f"--mix: {key} has a negative weight")
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("--mix: the weights add up to 0")
+    return np.array([weights["random"], weights["greedy"], weights["self"]]) / total
+
+
+def validate(cfg: TrainConfig) -> None:
+    """One-line ``ValueError`` naming the first bad setting among ``TrainConfig``'s fields."""
+    positive = ("steps", "num_envs", "n_steps", "batch_size", "epochs", "snapshot_every", "pool_size",
+                "eval_every", "eval_games", "checkpoint_every", "threads")
+    for name in positive:
+        if getattr(cfg, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(cfg, name)}")
+    if cfg.players not in (2, 3, 4):
+        raise ValueError(f"--players must be 2, 3 or 4, got {cfg.players}")
+    if not 0 < cfg.lr < 1 or not 0 < cfg.gamma <= 1 or not 0 < cfg.gae_lambda <= 1:
+        raise ValueError("--lr must be in (0, 1) and --gamma, --gae-lambda in (0, 1]")
+    if cfg.reward not in ("dense", "sparse"):
+        raise ValueError(f"--reward must be dense or sparse, got {cfg.reward!r}")
+    hidden_layers(cfg.net)
+    parse_mix(cfg.mix)
+    for spec in eval_specs(cfg.eval_opponents):
+        if spec not in ("random", "greedy"):
+            parse_spec(spec, "splendor")
+    if cfg.resume and not Path(cfg.resume).is_file():
+        raise ValueError(f"--resume: no checkpoint at {cfg.resume!r}")
+
+
+def hidden_layers(text: str) -> list[int]:
+    """``"256,256"`` -> ``[256, 256]``; a one-line ``ValueError`` for anything else."""
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) <= 0:
+        raise ValueError(f"--net must be comma-separated positive layer sizes such as 256,256, got {text!r}")
+    return sizes
+
+
+def eval_specs(text: str) -> list[str]:
+    """The policy specs of ``--eval-opponents``."""
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def model_meta(players: int) -> dict[str, Any]:
+    """What a Splendor model was trained on; ``PPOPolicy`` refuses a model whose metadata differs."""
+    return {"game": "splendor", "num_players": players, "observation_version": OBSERVATION_VERSION,
+            "observation_size": observation_size(players)}
+
+
+def rollout_target(steps: int, done: int, rollout: int) -> int:
+    """The step count a run that has ``done`` steps stops at: ``steps`` rounded up to whole rollouts."""
+    return done + -(-max(steps - done, 0) // rollout) * rollout
+
+
+def opponent_kinds(mix: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Opponent kinds (the env's RANDOM, GREEDY, EXTERNAL) for ``n`` games, drawn from ``mix``."""
+    return rng.choice(np.array([RANDOM, GREEDY, EXTERNAL]), size=n, p=mix)
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+#: A deterministic learner for evaluation: ``(observations[n, obs], masks[n, 72]) -> actions[n]``.
+Act = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def evaluate(act: Act, opponent: str, games: int, players: int, seed: int) -> dict[str, float]:
+    """Play ``games`` games (one per env, learner seat drawn per game) with ``act`` against ``opponent``."""
+    hook = None if opponent in ("random", "greedy") else SpecHook(opponent, seed)
+    env = SplendorVectorEnv(num_envs=games, opponent=hook or opponent, num_players=players, parallel=False)
+    if hook is not None:
+        hook.env = env
+    obs, info = env.reset(seed=seed)
+    outcome = np.full(games, np.nan)
+    while np.isnan(outcome).any():
+        obs, _r, _t, _u, info = env.step(act(obs, info["action_mask"]))
+        if "outcome" in info:
+            fresh = info["_outcome"] & np.isnan(outcome)
+            outcome[fresh] = info["outcome"][fresh]
+    wins, draws = float((outcome > 0).sum()), float((outcome == 0).sum())
+    low, high = wilson_interval(wins + draws / 2, games)
+    return {"win_rate": (wins + draws / 2) / games, "low": low, "high": high, "wins": wins, "draws": draws}
+
+
+class SpecHook:
+    """Plays the other seats with a policy spec (e.g. ``expectiminimax``), one policy object per seat."""
+
+    def __init__(self, spec: str, seed: int) -> None:
+        self.policy = make_policy(spec, "splendor", seed=seed)
+        self.env: SplendorVectorEnv | None = None
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        if self.env is None:
+            raise RuntimeError("the hook plays in no env: set hook.env first")
+        actions = np.empty(len(envs), np.int64)
+        for k, i in enumerate(envs):
+            game = SplendorGame._from_state(self.env.states[i].copy())
+            actions[k] = self.policy.act(observations[k], masks[k], {"game": game, "player": game.current_player})
+        return actions
+
+
+class EvalLog:
+    """Evaluates against every ``--eval-opponents`` spec and appends the results to ``OUT/eval.csv``
+    (``step, opponent, games, wins, draws, win_rate, low, high``); ``latest`` is the progress line's text."""
+
+    def __init__(self, cfg: TrainConfig, out: Path) -> None:
+        self.cfg = cfg
+        self.latest = ""
+        self.evaluated_at = -1
+        self._file = (out / "eval.csv").open("a", newline="")
+        self._writer = csv.writer(self._file)
+
+    def run(self, act: Act, step: int) -> dict[str, float]:
+        """Evaluate now; returns ``{spec: win rate}`` (for TensorBoard)."""
+        rates, shown = {}, []
+        for k, spec in enumerate(eval_specs(self.cfg.eval_opponents)):
+            r = evaluate(act, spec, self.cfg.eval_games, self.cfg.players, seed=10_000 + k)
+            rates[spec] = r["win_rate"]
+            shown.append(f"{spec} {r['win_rate']:.0%} [{r['low']:.0%}, {r['high']:.0%}]")
+            self._writer.writerow([step, spec, self.cfg.eval_games, r["wins"], r["draws"],
+                                   f"{r['win_rate']:.4f}", f"{r['low']:.4f}", f"{r['high']:.4f}"])
+        self._file.flush()
+        self.latest = ", ".join(shown)
+        self.evaluated_at = step
+        return rates
+
+    def close(self) -> None:
+        self._file.close()

@@ -1,0 +1,153 @@
+"""PUCT guided by a network (``agents/search/splendor_puct.py``, the ``az`` policy): the network inside
+numba agrees with numpy, the search plays only legal moves, never reads hidden cards, and refuses a network
+made for another player count; ``az:PATH`` loads a checkpoint of the PPO loop.
+
+Budgets are simulation counts, never time, so every decision is reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from positions import hidden_variant, random_game
+from tabletop_rl.agents import make_policy
+from tabletop_rl.agents.search.splendor_puct import (
+    PUCTPolicy,
+    mlp_forward,
+    net_from_layers,
+    net_from_state_dict,
+    random_net,
+)
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import observe
+
+
+def numpy_forward(x: np.ndarray, weights: tuple, biases: tuple) -> np.ndarray:
+    h = x.astype(np.float64)
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        h = h @ w + b
+        if i < len(weights) - 1:
+            h = np.tanh(h)
+    return h
+
+
+def decide(policy: PUCTPolicy, g: SplendorGame) -> int:
+    return policy.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+
+
+def test_the_network_in_numba_is_the_network_in_numpy():
+    net = random_net(hidden=(32, 16), seed=3)
+    for seed in range(5):
+        x = observe(random_game(2, seed, plies=10).state, 0)
+        for weights, biases in ((net.policy_weights, net.policy_biases), (net.value_weights, net.value_biases)):
+            np.testing.assert_allclose(mlp_forward(x, weights, biases), numpy_forward(x, weights, biases),
+                                       rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_search_plays_whole_games_of_legal_moves(num_players):
+    policy = PUCTPolicy(random_net(hidden=(16,), num_players=num_players, seed=1), simulations=40, seed=2)
+    g = SplendorGame(num_players, seed=5)
+    while not g.is_over:
+        mask = g.legal_mask()
+        action = decide(policy, g)
+        assert mask[action], (g.move_name(action), g.ply)
+        g.step(action)
+
+
+def test_every_simulation_is_counted_once_at_the_root():
+    policy = PUCTPolicy(random_net(hidden=(16,), seed=0), simulations=150, seed=0)
+    decide(policy, SplendorGame(2, seed=9))
+    # the first simulation scores the root itself; each later one enters one root move
+    assert policy.root_visits().sum() == 149 and policy.tree.used[0] <= 150
+
+
+def test_hidden_cards_do_not_change_the_decision():
+    rng = np.random.default_rng(11)
+    swapped_any = 0
+    for seed in range(6):
+        g = random_game(2, seed, plies=12 + 3 * seed, blind_rate=0.5)
+        if g.is_over:
+            continue
+        variant, swapped = hidden_variant(g, rng)
+        assert not np.array_equal(variant.state, g.state)
+        swapped_any += swapped
+        net = random_net(hidden=(16,), seed=seed)
+        a, b = PUCTPolicy(net, simulations=80, seed=seed), PUCTPolicy(net, simulations=80, seed=seed)
+        assert decide(a, g) == decide(b, variant)
+        assert np.array_equal(a.root_visits(), b.root_visits())
+    assert swapped_any >= 2
+
+
+def test_the_network_alone_plays_its_most_probable_legal_move():
+    net = random_net(hidden=(16,), seed=4)
+    g = random_game(2, 3, plies=7)
+    logits = numpy_forward(observe(g.state, g.current_player), net.policy_weights, net.policy_biases)
+    expected = int(np.argmax(np.where(g.legal_mask(), logits, -np.inf)))
+    assert decide(PUCTPolicy(net, simulations=0), g) == expected
+
+
+def test_a_network_for_another_player_count_is_refused_in_one_line():
+    policy = PUCTPolicy(random_net(hidden=(8,), num_players=2), simulations=5)
+    g = SplendorGame(3, seed=1)
+    with pytest.raises(ValueError, match=r"^puct: the network reads 312 inputs, a 3-player observation has \d+$"):
+        decide(policy, g)
+
+
+def test_layers_that_do_not_chain_are_refused():
+    w = np.zeros((312, 8), np.float32)
+    with pytest.raises(ValueError, match="layer shapes do not chain"):
+        net_from_layers([(w, np.zeros(8)), (np.zeros((9, R.NUM_ACTIONS)), np.zeros(R.NUM_ACTIONS))],
+                        [(w, np.zeros(8)), (np.zeros((8, 1)), np.zeros(1))])
+    with pytest.raises(ValueError, match="value network ends in 8 outputs, not 1"):
+        net_from_layers([(w, np.zeros(8)), (np.zeros((8, R.NUM_ACTIONS)), np.zeros(R.NUM_ACTIONS))],
+                        [(w, np.zeros(8))])
+
+
+def test_a_torch_state_dict_converts_to_the_same_network():
+    torch = pytest.importorskip("torch")
+    from tabletop_rl.agents.ppo import build_network
+
+    network = build_network(312, [16, 8], R.NUM_ACTIONS)
+    net = net_from_state_dict(network.state_dict())
+    x = observe(random_game(2, 1, plies=9).state, 1)
+    with torch.no_grad():
+        logits = network["pi"](torch.as_tensor(x)[None]).numpy()[0]
+        value = network["vf"](torch.as_tensor(x)[None]).numpy()[0]
+    np.testing.assert_allclose(mlp_forward(x, net.policy_weights, net.policy_biases), logits, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mlp_forward(x, net.value_weights, net.value_biases), value, rtol=1e-4, atol=1e-5)
+
+
+def test_az_loads_a_checkpoint_of_the_ppo_loop_and_refuses_what_it_cannot_search(tmp_path):
+    pytest.importorskip("torch")
+    from tabletop_rl.agents.ppo import build_network, save_checkpoint
+    from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION
+
+    meta = {"game": "splendor", "num_players": 2, "observation_version": OBSERVATION_VERSION,
+            "observation_size": 312}
+    path = save_checkpoint(tmp_path / "net.pt", build_network(312, [16], R.NUM_ACTIONS), meta)
+    policy = make_policy(f"az:{path},simulations=30", game="splendor", seed=0)
+    g = SplendorGame(2, seed=2)
+    assert g.legal_mask()[decide(policy, g)]
+    zip_model = tmp_path / "model.zip"
+    zip_model.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip: not a checkpoint
+    with pytest.raises(ValueError, match="not saved by tabletop_rl"):
+        make_policy(f"az:{zip_model}", game="splendor")
+    three = save_checkpoint(tmp_path / "three.pt", build_network(400, [16], R.NUM_ACTIONS),
+                            {**meta, "num_players": 3, "observation_size": 400})
+    with pytest.raises(ValueError, match="observation_size"):
+        make_policy(f"az:{three}", game="splendor")
+
+
+def test_az_default_searches_with_the_shipped_ppo_network():
+    pytest.importorskip("sb3_contrib")
+    raw = make_policy("az:default,simulations=0", game="splendor")
+    ppo = make_policy("ppo:default", game="splendor")
+    for seed in range(4):
+        g = random_game(2, seed, plies=4 + 5 * seed)
+        seat = g.current_player
+        obs, mask, info = g.observe(seat), g.legal_mask(), {"game": g, "player": seat}
+        assert raw.act(obs, mask, info) == ppo.act(obs, mask, info)
+    assert make_policy("az:default", game="splendor").net.policy_weights[0].shape == (312, 256)
