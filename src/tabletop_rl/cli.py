@@ -16,14 +16,15 @@ import warnings
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
 from tabletop_rl.games import GAMES, game_class, policy_game
-from tabletop_rl.train import splendor_cleanrl_ppo, splendor_ppo
-from tabletop_rl.train.selfplay import TrainConfig, add_arguments, config_from_args
+from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_ppo
+from tabletop_rl.train.selfplay import TrainConfig, add_arguments
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
 
@@ -304,33 +305,48 @@ def _bench(args: argparse.Namespace) -> int:
 
 # --- train ------------------------------------------------------------------------------------------
 #: ``tabletop train splendor --algo NAME``: (the trainer's knobs, its train function).
-_TRAINERS = {"ppo": (splendor_cleanrl_ppo.Args, splendor_cleanrl_ppo.train),
-             "sb3": (TrainConfig, splendor_ppo.train)}
+_TRAINERS: dict[str, tuple[type, Callable[[Any], Path]]] = {
+    "ppo": (splendor_cleanrl_ppo.Args, splendor_cleanrl_ppo.train),
+    "sb3": (TrainConfig, splendor_ppo.train),
+    "az": (splendor_az.Args, splendor_az.train)}
 
 
 def _add_train(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
-        "train", help="PPO self-play against a pool of past selves, random and greedy",
+        "train", help="PPO self-play against a pool of past selves, random and greedy; or self-play with search",
         description="Train a Splendor agent with PPO self-play on SplendorVectorEnv (needs the [train] extra). The "
                     "learner plays one random seat per game; opponents are drawn per game from --mix. Evaluations "
                     "go to OUT/eval.csv and TensorBoard (OUT/logs); checkpoints to OUT/checkpoints; the final model "
                     "to OUT/final.pt, loadable as the policy ppo:OUT/final.pt. --algo sb3 trains with sb3-contrib's "
                     "MaskablePPO instead (the flags below less --vf-coef, --max-grad-norm, --norm-adv, "
-                    "--anneal-lr and --target-kl; OUT/final.zip).")
+                    "--anneal-lr and --target-kl; OUT/final.zip). --algo az trains by self-play with search "
+                    "(expert iteration: PUCT games, targets the visit counts and the results, a replay buffer) with "
+                    "its own flags (the last group); its OUT/final.pt plays as az:OUT/final.pt or ppo:OUT/final.pt.")
     p.add_argument("game", choices=["splendor"])
     p.add_argument("--algo", choices=sorted(_TRAINERS), default="ppo",
-                   help="ppo: the CleanRL-style PPO loop (default); sb3: sb3-contrib's MaskablePPO")
-    add_arguments(p, _TRAINERS["ppo"][0])
+                   help="ppo: the CleanRL-style PPO loop (default); sb3: sb3-contrib's MaskablePPO; az: self-play "
+                        "with PUCT search (expert iteration)")
+    ppo_fields = {f.name: f for f in dataclasses.fields(_TRAINERS["ppo"][0])}
+    add_arguments(p, _TRAINERS["ppo"][0], unset=True)
+    shared = [f for f in dataclasses.fields(splendor_az.Args) if f.name in ppo_fields]
+    differ = ", ".join(f"--{f.name.replace('_', '-')} {f.default}" for f in shared
+                       if f.default != ppo_fields[f.name].default)
+    group = p.add_argument_group(
+        "--algo az", f"Also takes {', '.join('--' + f.name.replace('_', '-') for f in shared)} from above, with "
+                     f"these defaults: {differ}; --eval-every and --checkpoint-every count iterations.")
+    add_arguments(group, splendor_az.Args, skip=ppo_fields, unset=True)
     p.set_defaults(func=_train, prog=p.prog)
 
 
 def _train(args: argparse.Namespace) -> int:
     config_class, train = _TRAINERS[args.algo]
     own = {f.name for f in dataclasses.fields(config_class)}
-    for f in dataclasses.fields(_TRAINERS["ppo"][0]):  # a flag the chosen trainer lacks must stay unset
-        if f.name not in own and getattr(args, f.name) != f.default:
-            raise _UsageError(f"--{f.name.replace('_', '-')} is not a setting of --algo {args.algo}")
-    config = config_from_args(args, config_class)
+    flags = {f.name for config, _ in _TRAINERS.values() for f in dataclasses.fields(config)}
+    given = {name: value for name, value in vars(args).items() if name in flags}  # only the flags typed
+    for name in given:
+        if name not in own:
+            raise _UsageError(f"--{name.replace('_', '-')} is not a setting of --algo {args.algo}")
+    config = config_class(**given)
     try:
         final = train(config)
     except ModuleNotFoundError as e:
@@ -339,7 +355,8 @@ def _train(args: argparse.Namespace) -> int:
             raise
         print(f"{args.prog}: error: {message}", file=sys.stderr)
         return 1
-    print(f"final model: {final} (play it with the policy spec ppo:{final})")
+    spec = f"az:{final} (the search) or ppo:{final} (the network alone)" if args.algo == "az" else f"ppo:{final}"
+    print(f"final model: {final} (play it with the policy spec {spec})")
     return 0
 
 

@@ -30,7 +30,8 @@ import numpy as np
 from tabletop_rl.core.policy import BasePolicy
 
 __all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "META_FILE", "PPOPolicy", "build_network", "check_meta",
-           "is_checkpoint", "load_checkpoint", "masked_logits", "read_meta", "save_checkpoint", "save_model"]
+           "is_checkpoint", "load_checkpoint", "masked_logits", "network_state", "read_meta", "save_checkpoint",
+           "save_model", "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
@@ -132,6 +133,36 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or not isinstance(data.get("meta"), dict):
         raise ValueError(f"ppo model {str(path)!r} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
     return data
+
+
+#: Where the two networks sit in a MaskablePPO ``MlpPolicy`` (separate pi and vf nets, no shared layers).
+_SB3_LAYERS = {"pi": ("mlp_extractor.policy_net.", "action_net."), "vf": ("mlp_extractor.value_net.", "value_net.")}
+
+
+def sb3_as_layers(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A MaskablePPO policy's ``state_dict`` renamed to ``build_network``'s layout (``pi.K``, ``vf.K``)."""
+    renamed = {}
+    for side, (hidden, head) in _SB3_LAYERS.items():
+        count = len({k.split(".")[2] for k in state if k.startswith(hidden)})
+        for key, value in state.items():
+            if key.startswith(hidden):
+                renamed[f"{side}.{key[len(hidden):]}"] = value
+            elif key.startswith(head):
+                renamed[f"{side}.{2 * count}.{key[len(head):]}"] = value
+    return renamed
+
+
+def network_state(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata and the policy-and-value weights (``build_network``'s names, numpy arrays) of a ``.pt``
+    checkpoint or a MaskablePPO zip; the caller checks the metadata (``check_meta``)."""
+    path = Path(path)
+    if is_checkpoint(path):
+        data = load_checkpoint(path)
+        return dict(data["meta"]), {k: v.numpy() for k, v in data["model"].items()}
+    meta = read_meta(path)
+    _, MaskablePPO = _sb3()
+    policy = MaskablePPO.load(str(path), device="cpu").policy
+    return meta, sb3_as_layers({k: v.numpy() for k, v in policy.state_dict().items()})
 
 
 def is_checkpoint(path: Path) -> bool:

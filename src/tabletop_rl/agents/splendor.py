@@ -16,26 +16,27 @@ from importlib import resources
 from pathlib import Path
 
 from tabletop_rl.agents.llm.policy import LLM_OPTIONS, LLMPolicy
-from tabletop_rl.agents.ppo import PPOPolicy, check_meta, is_checkpoint, load_checkpoint, read_meta
+from tabletop_rl.agents.ppo import PPOPolicy, check_meta, network_state, read_meta
 from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy
 from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, net_from_state_dict
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, GREEDY_WEIGHT_NAMES, GreedyPolicy
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
-__all__: list[str] = []
+__all__ = ["default_ppo_model_path"]
 
 #: The shipped 2-player model (``ppo:default``), under ``tabletop_rl/data``.
 _DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
 
 
-def _default_ppo_model_path() -> Path:
+def default_ppo_model_path() -> Path:
+    """The shipped 2-player MaskablePPO zip (``ppo:default``, and ``az:default``'s network)."""
     return Path(str(resources.files("tabletop_rl") / "data" / _DEFAULT_PPO_MODEL))
 
 
 def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
     """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
-    resolved = _default_ppo_model_path() if path == "default" else Path(path)
+    resolved = default_ppo_model_path() if path == "default" else Path(path)
     meta = read_meta(resolved)
     expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
     check_meta(meta, expected, resolved)
@@ -43,34 +44,12 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
     return PPOPolicy(name, seed, resolved, expected)
 
 
-#: Where the two networks sit in a MaskablePPO ``MlpPolicy`` (separate pi and vf nets, no shared layers).
-_SB3_LAYERS = {"pi": ("mlp_extractor.policy_net.", "action_net."), "vf": ("mlp_extractor.value_net.", "value_net.")}
-
-
-def _sb3_as_layers(state: dict) -> dict:
-    """A MaskablePPO policy's ``state_dict`` renamed to ``build_network``'s layout (``pi.K``, ``vf.K``)."""
-    renamed = {}
-    for side, (hidden, head) in _SB3_LAYERS.items():
-        count = len({k.split(".")[2] for k in state if k.startswith(hidden)})
-        for key, value in state.items():
-            if key.startswith(hidden):
-                renamed[f"{side}.{key[len(hidden):]}"] = value
-            elif key.startswith(head):
-                renamed[f"{side}.{2 * count}.{key[len(head):]}"] = value
-    return renamed
-
-
 def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 200,
                     budget_ms: float | None = None, c: float = 1.5) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
     ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the network of ``ppo:default``)."""
-    resolved = _default_ppo_model_path() if path == "default" else Path(path)
-    if is_checkpoint(resolved):
-        data = load_checkpoint(resolved)
-        meta, state = data["meta"], {k: v.numpy() for k, v in data["model"].items()}
-    else:
-        ppo = _load_ppo_policy(name, seed, str(resolved))  # checks the zip's metadata
-        meta, state = ppo.meta, _sb3_as_layers({k: v.numpy() for k, v in ppo.model.policy.state_dict().items()})
+    resolved = default_ppo_model_path() if path == "default" else Path(path)
+    meta, state = network_state(resolved)
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
     return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c)

@@ -1,3 +1,3 @@
-"""Training: PPO self-play for Splendor, and the Klaverjas teacher data and model."""
+"""Training: PPO self-play and self-play with search for Splendor, and the Klaverjas teacher data and model."""
 
 __all__: list[str] = []

@@ -13,21 +13,23 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.agents.ppo import masked_logits
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
-__all__ = ["EvalLog", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs", "evaluate",
-           "hidden_layers", "knob", "model_meta", "opponent_kinds", "parse_mix", "rollout_target", "validate"]
+__all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
+           "evaluate", "hidden_layers", "knob", "model_meta", "network_act", "opponent_kinds", "parse_mix",
+           "rollout_target", "summary_writer", "validate"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -67,15 +69,20 @@ class TrainConfig:
     progress: bool = knob(True, "print a progress line with steps/s and the latest evaluation")
 
 
-def add_arguments(parser: Any, config: type = TrainConfig) -> None:
-    """One ``--flag`` per field of ``config`` (a dataclass such as ``TrainConfig``), with its default and help."""
+def add_arguments(parser: Any, config: type = TrainConfig, skip: Collection[str] = (), unset: bool = False) -> None:
+    """One ``--flag`` per field of ``config`` (a dataclass such as ``TrainConfig``), with its default and help;
+    none for the fields in ``skip``. ``unset=True`` leaves a flag not given off the parsed namespace (its help
+    still shows the default), so a command serving several configs can tell which flags were given."""
     for f in dataclasses.fields(config):
+        if f.name in skip:
+            continue
         flag = "--" + f.name.replace("_", "-")
+        default = argparse.SUPPRESS if unset else f.default
         if f.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=f.metadata["help"])
         else:
             kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            parser.add_argument(flag, type=kind, default=f.default, metavar=f.name.upper(),
+            parser.add_argument(flag, type=kind, default=default, metavar=f.name.upper(),
                                 help=f"{f.metadata['help']} (default {f.default})")
 
 
@@ -197,30 +204,67 @@ class SpecHook:
         return actions
 
 
+class EvalSettings(Protocol):
+    """What ``EvalLog`` reads from a trainer's config (``TrainConfig`` and the search trainer's ``Args``)."""
+
+    players: int
+    eval_games: int
+    eval_opponents: str
+
+
 class EvalLog:
     """Evaluates against every ``--eval-opponents`` spec and appends the results to ``OUT/eval.csv``
     (``step, opponent, games, wins, draws, win_rate, low, high``); ``latest`` is the progress line's text."""
 
-    def __init__(self, cfg: TrainConfig, out: Path) -> None:
+    def __init__(self, cfg: EvalSettings, out: Path) -> None:
         self.cfg = cfg
         self.latest = ""
         self.evaluated_at = -1
         self._file = (out / "eval.csv").open("a", newline="")
         self._writer = csv.writer(self._file)
 
-    def run(self, act: Act, step: int) -> dict[str, float]:
-        """Evaluate now; returns ``{spec: win rate}`` (for TensorBoard)."""
+    def run(self, act: Act, step: int, extra: Mapping[str, str] | None = None) -> dict[str, float]:
+        """Evaluate now against the ``--eval-opponents`` and the ``extra`` specs (``{label: spec}``, written
+        under their labels); returns ``{label: win rate}`` (for TensorBoard)."""
         rates, shown = {}, []
-        for k, spec in enumerate(eval_specs(self.cfg.eval_opponents)):
+        opponents = {**{spec: spec for spec in eval_specs(self.cfg.eval_opponents)}, **(extra or {})}
+        for k, (label, spec) in enumerate(opponents.items()):
             r = evaluate(act, spec, self.cfg.eval_games, self.cfg.players, seed=10_000 + k)
-            rates[spec] = r["win_rate"]
-            shown.append(f"{spec} {r['win_rate']:.0%} [{r['low']:.0%}, {r['high']:.0%}]")
-            self._writer.writerow([step, spec, self.cfg.eval_games, r["wins"], r["draws"],
-                                   f"{r['win_rate']:.4f}", f"{r['low']:.4f}", f"{r['high']:.4f}"])
+            rates[label] = r["win_rate"]
+            shown.append(self.record(step, label, self.cfg.eval_games, r))
         self._file.flush()
         self.latest = ", ".join(shown)
         self.evaluated_at = step
         return rates
 
+    def record(self, step: int, label: str, games: int, r: dict[str, float]) -> str:
+        """Append one result (``evaluate``'s dict) to eval.csv; returns its text for the progress line."""
+        self._writer.writerow([step, label, games, r["wins"], r["draws"],
+                               f"{r['win_rate']:.4f}", f"{r['low']:.4f}", f"{r['high']:.4f}"])
+        self._file.flush()
+        return f"{label} {r['win_rate']:.0%} [{r['low']:.0%}, {r['high']:.0%}]"
+
     def close(self) -> None:
         self._file.close()
+
+
+# --- torch helpers shared by the loops ------------------------------------------------------------
+def network_act(pi: Any) -> Act:
+    """A torch policy network as evaluation's ``act``: the most probable legal action of each observation."""
+    import torch  # the [train] extra
+
+    def act(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            logits = masked_logits(pi(torch.from_numpy(observations)), torch.from_numpy(masks))
+            return logits.argmax(dim=1).numpy()
+
+    return act
+
+
+def summary_writer(folder: Path) -> Any:
+    """A TensorBoard writer for ``folder``, or None when tensorboard is not installed (it is in [train])."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(folder))

@@ -46,9 +46,11 @@ from tabletop_rl.train.selfplay import (
     hidden_layers,
     knob,
     model_meta,
+    network_act,
     opponent_kinds,
     parse_mix,
     rollout_target,
+    summary_writer,
     validate,
 )
 
@@ -97,18 +99,6 @@ def sample_masked(logits: torch.Tensor, masks: torch.Tensor, generator: torch.Ge
     log_probs = torch.log_softmax(masked_logits(logits, masks), dim=1)
     actions = torch.multinomial(log_probs.exp(), 1, generator=generator)
     return actions.squeeze(1), log_probs.gather(1, actions).squeeze(1)
-
-
-def _deterministic(pi: torch.nn.Module) -> Any:
-    """The policy as evaluation's ``act``: the most probable legal action of each observation."""
-    import torch
-
-    def act(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            logits = masked_logits(pi(torch.from_numpy(observations)), torch.from_numpy(masks))
-            return logits.argmax(dim=1).numpy()
-
-    return act
 
 
 # --- the opponent pool ----------------------------------------------------------------------------
@@ -211,7 +201,7 @@ def train(args: Args) -> Path:
     next_eval = (step // args.eval_every + 1) * args.eval_every  # a resumed run carries on at the next multiple
     next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
     evals = EvalLog(args, out)
-    writer = _summary_writer(out / "logs")
+    writer = summary_writer(out / "logs")
     first_step, updates = step, 0
     seconds = dict.fromkeys(("env", "policy", "update", "eval"), 0.0)
     start = time.perf_counter()
@@ -341,7 +331,7 @@ def train(args: Args) -> Path:
 def _evaluate(evals: EvalLog, pi: torch.nn.Module, step: int, writer: Any) -> float:
     """Evaluate the deterministic policy against every eval opponent; returns the seconds it took."""
     tick = time.perf_counter()
-    for spec, rate in evals.run(_deterministic(pi), step).items():
+    for spec, rate in evals.run(network_act(pi), step).items():
         if writer is not None:
             writer.add_scalar(f"eval/{spec}_win_rate", rate, step)
     return time.perf_counter() - tick
@@ -353,12 +343,3 @@ def _save(path: Path, net: torch.nn.Module, meta: dict[str, Any], optimizer: tor
 
     state = {"numpy": rng.bit_generator.state, "generator": generator.get_state(), "torch": torch.get_rng_state()}
     return save_checkpoint(path, net, meta, optimizer, step, dataclasses.asdict(args), state)
-
-
-def _summary_writer(folder: Path) -> Any:
-    """A TensorBoard writer for ``folder``, or None when tensorboard is not installed (it is in [train])."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:
-        return None
-    return SummaryWriter(str(folder))

@@ -151,3 +151,47 @@ def test_az_default_searches_with_the_shipped_ppo_network():
         obs, mask, info = g.observe(seat), g.legal_mask(), {"game": g, "player": seat}
         assert raw.act(obs, mask, info) == ppo.act(obs, mask, info)
     assert make_policy("az:default", game="splendor").net.policy_weights[0].shape == (312, 256)
+
+
+# --- self-play's knobs: root noise and the temperature ----------------------------------------------------
+def test_root_noise_and_temperature_pick_legal_moves_reproducibly():
+    net = random_net(hidden=(16,), seed=6)
+    for seed in range(6):
+        g = random_game(2, seed, plies=5 + 4 * seed)
+        if g.is_over:
+            continue
+        mask = g.legal_mask()
+        moves = []
+        for _ in range(2):
+            policy = PUCTPolicy(net, simulations=40, seed=seed, noise_alpha=0.3, noise_fraction=0.5, temperature=1.0)
+            picks = [decide(policy, g) for _ in range(5)]
+            assert all(mask[a] for a in picks)
+            assert not policy.root_visits()[~mask].any() and policy.root_visits().sum() == 39
+            moves.append((picks, policy.root_visits().tolist()))
+        assert moves[0] == moves[1]  # the same seed, the same noise and draws
+
+
+def test_root_noise_stays_on_the_legal_moves_and_sums_to_one():
+    policy = PUCTPolicy(random_net(hidden=(16,), seed=2), simulations=10, seed=3, noise_alpha=0.5)
+    g = random_game(2, 4, plies=9)
+    decide(policy, g)
+    prior = policy.tree.arrays[3][0]
+    assert np.isclose(prior.sum(), 1) and not prior[~g.legal_mask()].any()
+
+
+def test_a_temperature_spreads_the_moves_and_zero_keeps_the_most_visited():
+    net = random_net(hidden=(16,), seed=1)
+    g = SplendorGame(2, seed=8)
+    policy = PUCTPolicy(net, simulations=60, seed=0, temperature=1.0)
+    picks = {decide(policy, g) for _ in range(30)}
+    assert len(picks) > 1 and all(g.legal_mask()[a] for a in picks)
+    greedy = PUCTPolicy(net, simulations=60, seed=0)
+    assert decide(greedy, g) == int(np.argmax(greedy.root_visits()))
+
+
+def test_bad_self_play_knobs_are_refused():
+    net = random_net(hidden=(8,))
+    for kwargs, message in (({"noise_alpha": -1}, "noise_alpha"), ({"noise_fraction": 1.5}, "noise_fraction"),
+                            ({"temperature": -0.1}, "temperature")):
+        with pytest.raises(ValueError, match=message):
+            PUCTPolicy(net, **kwargs)

@@ -259,15 +259,25 @@ class PUCTPolicy(BasePolicy):
     ``simulations`` per move (or ``budget_ms`` of search, checked every few simulations), ``c`` the
     exploration constant; ``simulations=0`` plays the network alone (its most probable legal move, no search).
     ``net`` is a ``Net`` whose input size matches the game's player count.
+
+    Self-play's knobs (all off by default): ``noise_alpha > 0`` mixes Dirichlet(alpha) noise into the root's
+    priors over the legal moves, with weight ``noise_fraction``, so the search tries moves the network rules
+    out; ``temperature > 0`` draws the move with probability proportional to visits^(1/temperature) instead
+    of taking the most visited. Both draw from the policy's own seeded generator.
     """
 
     def __init__(self, net: Net, name: str = "puct", seed: int | None = None, simulations: int = 200,
-                 budget_ms: float | None = None, c: float = 1.5) -> None:
+                 budget_ms: float | None = None, c: float = 1.5, noise_alpha: float = 0.0,
+                 noise_fraction: float = 0.25, temperature: float = 0.0) -> None:
         super().__init__(name, seed)
         _check(simulations >= 0, f"{name} simulations must be >= 0 (0: the network alone), got {simulations}")
         _check(budget_ms is None or budget_ms > 0, f"{name} budget_ms must be > 0 when given, got {budget_ms}")
         _check(c >= 0, f"{name} c must be >= 0, got {c}")
+        _check(noise_alpha >= 0, f"{name} noise_alpha must be >= 0 (0: no noise), got {noise_alpha}")
+        _check(0 <= noise_fraction <= 1, f"{name} noise_fraction must be in [0, 1], got {noise_fraction}")
+        _check(temperature >= 0, f"{name} temperature must be >= 0 (0: the most visited move), got {temperature}")
         self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
+        self.noise_alpha, self.noise_fraction, self.temperature = noise_alpha, noise_fraction, temperature
         self.inputs = net.policy_weights[0].shape[0]
         self.cards, self.nobles = R.tables()
         self.tree = _Tree(max(simulations, 1) + 1 if budget_ms is None else 1 << 14)
@@ -296,14 +306,27 @@ class PUCTPolicy(BasePolicy):
         rng = np.array([seed], np.uint64)
         self.tree.clear()
         self.simulations_run = 0
-        if self.budget_ms is None:
-            self._run(root, seat, self.simulations, rng)
+        deadline = None if self.budget_ms is None else time.perf_counter() + self.budget_ms / 1000
+        if self.noise_alpha > 0 and self.noise_fraction > 0:
+            self._run(root, seat, 1, rng)  # the first simulation scores the root: its priors exist from here on
+            self._add_root_noise(mask)
+        if deadline is None:
+            self._run(root, seat, self.simulations - self.simulations_run, rng)
         else:
-            deadline = time.perf_counter() + self.budget_ms / 1000
             while time.perf_counter() < deadline and self.tree.used[0] < self.tree.capacity:
                 self._run(root, seat, _CHUNK, rng)
         self.add_nodes(int(self.tree.used[0]))
-        return self.most_visited(mask)
+        return self.most_visited(mask) if self.temperature == 0 else self.sampled(mask)
+
+    def _add_root_noise(self, mask: np.ndarray) -> None:
+        """Mix Dirichlet noise into the root's prior row over the legal moves (the searching seat moves at the
+        root, and what it may do does not depend on the hidden cards, so the mask is every deal's)."""
+        prior = self.tree.arrays[3][0]
+        legal = np.flatnonzero(np.asarray(mask, bool))
+        weights = prior[legal] / prior[legal].sum()  # the row holds unnormalised weights; _select renormalises
+        noise = self.rng.dirichlet(np.full(len(legal), self.noise_alpha))
+        prior[:] = 0.0
+        prior[legal] = (1 - self.noise_fraction) * weights + self.noise_fraction * noise
 
     def _network_move(self, state: np.ndarray, seat: int, mask: np.ndarray) -> int:
         obs = self._work[2]
@@ -315,6 +338,16 @@ class PUCTPolicy(BasePolicy):
         """Visits of each root move in the last search (the self-play target)."""
         children, visits = self.tree.arrays[0], self.tree.arrays[1]
         return np.where(children[0] >= 0, visits[np.maximum(children[0], 0)], 0)
+
+    def sampled(self, mask: np.ndarray) -> int:
+        """A legal root move drawn with probability proportional to visits^(1/temperature) (the most visited
+        one when no legal move was visited)."""
+        counts = np.where(np.asarray(mask, bool), self.root_visits(), 0).astype(np.float64)
+        if counts.max() <= 0:
+            return self.most_visited(mask)
+        # scaled by the largest count first, so a low temperature cannot overflow
+        weights = np.where(counts > 0, (counts / counts.max()) ** (1.0 / self.temperature), 0.0)
+        return int(self.rng.choice(len(weights), p=weights / weights.sum()))
 
     def most_visited(self, mask: np.ndarray) -> int:
         """The legal root move visited most (then the lowest id); the first legal move if none was."""

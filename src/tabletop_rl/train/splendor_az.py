@@ -1,0 +1,469 @@
+"""Search-guided self-play for Splendor (expert iteration), written the CleanRL way: one file that reads top
+to bottom.
+
+``tabletop train splendor --algo az``. Each iteration (a) plays ``--games`` games in which every seat is the
+PUCT search (``agents/search/splendor_puct.py``) guided by the current network, with Dirichlet noise at the
+root and visit-proportional moves for the first ``--temperature-plies`` plies; every position becomes a training
+example: the mover's observation and legal mask, the search's visit distribution (the policy target) and, once
+the game is over, the result from the mover's seat (the value target); (b) adds them to a replay buffer of the
+last ``--buffer`` positions; (c) trains the network on minibatches drawn from it (cross-entropy to the visit
+distribution plus ``--vf-coef`` times the value's squared error); (d) evaluates, checkpoints and logs.
+
+The network is ``agents/ppo.py``'s ``build_network`` and its checkpoints are the PPO loop's ``.pt`` format
+(``"algo": "az"`` in the metadata), so a checkpoint plays as ``az:PATH`` (the search) and ``ppo:PATH`` (the
+network alone). docs/training.md describes every decision. Needs the ``[train]`` extra.
+
+    tabletop train splendor --algo az --iterations 100 --out runs/az
+
+>>> train(Args(iterations=2, games=2, simulations=8, net="16", init="none", workers=0))   # doctest: +SKIP
+PosixPath('runs/az/final.pt')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.agents.ppo import (
+    build_network,
+    check_meta,
+    load_checkpoint,
+    masked_logits,
+    network_state,
+    save_checkpoint,
+)
+from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy, net_from_state_dict
+from tabletop_rl.agents.splendor import default_ppo_model_path
+from tabletop_rl.core.stats import wilson_interval
+from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
+from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
+from tabletop_rl.train.selfplay import (
+    EvalLog,
+    eval_specs,
+    hidden_layers,
+    knob,
+    model_meta,
+    network_act,
+    summary_writer,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "play_game", "train", "validate_args",
+           "value_targets"]
+
+
+#: ``--init`` values that name no file: ppo:default's network, and a fresh network.
+_NAMED_INITS = ("default", "none", "")
+
+
+# --- the knobs ------------------------------------------------------------------------------------
+@dataclass
+class Args:
+    """Every knob of ``tabletop train splendor --algo az``; each field is the flag of the same name."""
+
+    iterations: int = knob(100, "iterations to run (self-play, then training); a resumed run counts on to this")
+    out: str = knob("runs/az", "folder for checkpoints, eval.csv, TensorBoard logs, config.json and replay.npz")
+    players: int = knob(2, "players per game (2-4)")
+    games: int = knob(32, "self-play games per iteration")
+    simulations: int = knob(200, "PUCT simulations per self-play move")
+    c: float = knob(1.5, "PUCT exploration constant")
+    noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
+    noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
+    temperature_plies: int = knob(30, "plies of each game played at temperature 1 (moves drawn in proportion to "
+                                      "visits); the most visited move after them")
+    max_plies: int = knob(DEFAULT_MAX_PLIES, "ply cap of a self-play game (a capped game's value target is 0)")
+    workers: int = knob(2, "processes playing the self-play games (0: in this process)")
+    buffer: int = knob(100_000, "positions kept in the replay buffer (the newest)")
+    batch_size: int = knob(256, "minibatch size")
+    train_steps: int = knob(200, "minibatch steps per iteration")
+    lr: float = knob(3e-4, "learning rate (Adam)")
+    weight_decay: float = knob(1e-4, "Adam's L2 weight decay")
+    vf_coef: float = knob(1.0, "weight of the value loss")
+    max_grad_norm: float = knob(1.0, "clip the gradient's global norm to this")
+    net: str = knob("256,256", "hidden layer sizes of a fresh network (one from --init or --resume keeps its own)")
+    init: str = knob("default", "network to start from: default (ppo:default's network for 2 players, a fresh one "
+                                "for 3-4), a .pt checkpoint or MaskablePPO .zip, or none: a fresh --net network")
+    eval_every: int = knob(5, "iterations between evaluations")
+    eval_games: int = knob(200, "games per evaluation opponent of the network alone")
+    eval_opponents: str = knob("random,greedy", "comma-separated policy specs the network alone is evaluated against")
+    eval_past: bool = knob(True, "also evaluate the network alone against the network this run started from")
+    eval_search_games: int = knob(10, "games of the search (no noise, most visited move) against "
+                                      "--eval-search-opponent at each evaluation (0: none)")
+    eval_search_opponent: str = knob("greedy", "policy spec the search is evaluated against")
+    eval_search_simulations: int = knob(50, "simulations per move of the search in its evaluation games")
+    checkpoint_every: int = knob(5, "iterations between checkpoints (OUT/checkpoints/iter_N.pt)")
+    seed: int = knob(0, "seed of the run (the same seed repeats a run on the same machine)")
+    threads: int = knob(1, "torch threads of the learner")
+    resume: str = knob("", "a .pt checkpoint of --algo az to continue from: its iteration count, network and "
+                           "optimizer carry on, and the replay buffer if OUT/replay.npz of that iteration is beside it")
+    progress: bool = knob(True, "print a progress line with positions/s, the loss and the latest evaluation")
+
+
+def validate_args(args: Args) -> None:
+    """One-line ``ValueError`` naming the first bad setting."""
+    positive = ("iterations", "games", "simulations", "buffer", "batch_size", "train_steps", "eval_every",
+                "eval_games", "checkpoint_every", "threads")
+    for name in positive:
+        if getattr(args, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    for name in ("workers", "temperature_plies", "eval_search_games", "eval_search_simulations", "weight_decay",
+                 "vf_coef", "noise_alpha", "c"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if args.players not in (2, 3, 4):
+        raise ValueError(f"--players must be 2, 3 or 4, got {args.players}")
+    if not 0 < args.lr < 1 or args.max_grad_norm <= 0 or not 0 <= args.noise_fraction <= 1:
+        raise ValueError("--lr must be in (0, 1), --max-grad-norm positive and --noise-fraction in [0, 1]")
+    check_max_plies(args.max_plies)
+    hidden_layers(args.net)
+    for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent]:
+        parse_spec(spec, "splendor")  # a bad spec fails now, not at the first evaluation
+    for flag, path in (("--resume", args.resume), ("--init", "" if args.init in _NAMED_INITS else args.init)):
+        if path and not Path(path).is_file():
+            raise ValueError(f"{flag}: no model at {path!r}")
+
+
+# --- self-play ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SelfPlay:
+    """What a self-play game needs besides the network and its seed (sent to the worker processes)."""
+
+    players: int
+    simulations: int
+    c: float
+    noise_alpha: float
+    noise_fraction: float
+    temperature_plies: int
+    max_plies: int
+
+    @classmethod
+    def of(cls, args: Args) -> SelfPlay:
+        return cls(args.players, args.simulations, args.c, args.noise_alpha, args.noise_fraction,
+                   args.temperature_plies, args.max_plies)
+
+
+class Positions(NamedTuple):
+    """Training examples, one row per position: the mover's observation, its legal mask, the search's visit
+    distribution (sums to 1 over the legal moves), the mover's seat and the value target."""
+
+    observations: np.ndarray  # float32 [n, observation size]
+    masks: np.ndarray  # bool [n, 72]
+    policies: np.ndarray  # float32 [n, 72]
+    seats: np.ndarray  # int64 [n]
+    values: np.ndarray  # float32 [n]
+
+
+def value_targets(winners: Sequence[int], truncated: bool, seats: np.ndarray, players: int) -> np.ndarray:
+    """The value target of each position, from its mover's seat: +1 for the sole winner, -1 for a loser, and
+    for k winners who share the win 2/k - 1 each (0 in a 2-player game); 0 for everyone in a capped game.
+    This is the search's own scoring of a finished game (winners share 1, mapped from [0, 1] to [-1, 1]),
+    so the network learns the values the search backs up."""
+    share = np.zeros(players)
+    if not truncated and winners:
+        share[list(winners)] = 1.0 / len(winners)
+        return (2.0 * share - 1.0)[seats].astype(np.float32)
+    return np.zeros(len(seats), np.float32)
+
+
+def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
+    """One self-play game, every seat played by the same search; its positions with their targets."""
+    game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
+    search = PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
+                        setup.noise_fraction)
+    observations, masks, policies, seats = [], [], [], []
+    while not game.is_over:
+        seat, mask = game.current_player, game.legal_mask()
+        observation = game.observe(seat)
+        if mask.sum() == 1:  # a forced move (e.g. a lone token return): nothing to search, the target is certain
+            action = int(np.argmax(mask))
+            visits = mask.astype(np.float32)
+        else:
+            search.temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
+            action = search.act(observation, mask, {"game": game, "player": seat})
+            visits = np.where(mask, search.root_visits(), 0).astype(np.float32)
+        observations.append(observation)
+        masks.append(mask)
+        policies.append(visits / visits.sum())
+        seats.append(seat)
+        game.step(action)
+    seat_array = np.array(seats, np.int64)
+    return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
+                     seat_array, value_targets(game.winners, game.is_truncated, seat_array, setup.players))
+
+
+def _play_task(task: tuple[Net, int, SelfPlay]) -> Positions:
+    """A worker process's job: one game (a top-level function, so the 'spawn' context can pickle it)."""
+    return play_game(*task)
+
+
+def game_seeds(seed: int, iteration: int, games: int) -> np.ndarray:
+    """The deals of an iteration's games: from the run's seed and the iteration alone, so a resumed run plays
+    the games the uninterrupted one would have."""
+    return np.random.default_rng([seed, iteration]).integers(1 << 31, size=games)
+
+
+def self_play(net: Net, seeds: np.ndarray, setup: SelfPlay, pool: Executor | None) -> list[Positions]:
+    """The games of ``seeds``, in order: in the worker processes, or here without a pool. A game depends only
+    on its seed and the network, so the pool changes the speed, never the records."""
+    tasks = [(net, int(s), setup) for s in seeds]
+    games: Iterator[Positions] = map(_play_task, tasks) if pool is None else pool.map(_play_task, tasks)
+    return list(games)
+
+
+# --- the replay buffer ----------------------------------------------------------------------------
+class ReplayBuffer:
+    """The newest ``capacity`` positions in preallocated numpy arrays, overwritten oldest first."""
+
+    def __init__(self, capacity: int, observation_size: int) -> None:
+        self.capacity, self.size, self.next = capacity, 0, 0
+        self.data = Positions(np.zeros((capacity, observation_size), np.float32),
+                              np.zeros((capacity, NUM_ACTIONS), bool), np.zeros((capacity, NUM_ACTIONS), np.float32),
+                              np.zeros(capacity, np.int64), np.zeros(capacity, np.float32))
+
+    def add(self, positions: Positions) -> None:
+        rows = positions.values.shape[0]
+        first = max(0, rows - self.capacity)  # more than fits: only the newest go in
+        slots = (self.next + np.arange(rows - first)) % self.capacity
+        for column, new in zip(self.data, positions):
+            column[slots] = new[first:]
+        self.next = int((self.next + rows - first) % self.capacity)
+        self.size = min(self.capacity, self.size + rows - first)
+
+    def save(self, path: Path, iteration: int) -> None:
+        """Write ``path`` (.npz) with the iteration it belongs to; written beside and renamed into place."""
+        partial = path.with_name(path.stem + ".partial.npz")
+        np.savez(partial, iteration=iteration, next=self.next, size=self.size, **self.data._asdict())
+        partial.replace(path)
+
+    def load(self, path: Path) -> int:
+        """Fill from a file ``save`` wrote (the newest rows when it held more); returns its iteration."""
+        with np.load(path) as saved:
+            size, next_ = int(saved["size"]), int(saved["next"])
+            order = (next_ - size + np.arange(size)) % len(saved["values"])  # oldest first
+            self.add(Positions(*(saved[name][order] for name in Positions._fields)))
+            return int(saved["iteration"])
+
+
+# --- the loop -------------------------------------------------------------------------------------
+def train(args: Args) -> Path:
+    """Train; returns the path of the final model (``<out>/final.pt``). ``<out>/timing.json`` gets the games,
+    positions and seconds of the run and where they went (self-play, training, evaluations)."""
+    validate_args(args)
+    import torch  # the [train] extra; a missing one is named in one line by the command
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    rng = np.random.default_rng(args.seed)  # minibatch draws
+    torch.manual_seed(args.seed)  # a fresh network's initialisation
+
+    # The network and its optimizer: resumed, warm-started (--init) or fresh.
+    iteration, checkpoint, start_state = 0, None, None
+    hidden = hidden_layers(args.net)
+    if args.resume:
+        checkpoint = load_checkpoint(args.resume)
+        check_meta(checkpoint["meta"], {**model_meta(args.players), "algo": "az"}, args.resume)
+        hidden, iteration = [int(h) for h in checkpoint["meta"]["net"]], int(checkpoint["step"])
+        start_state = checkpoint["model"]
+    elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
+        path = default_ppo_model_path() if args.init == "default" else Path(args.init)
+        init_meta, weights = network_state(path)
+        check_meta(init_meta, model_meta(args.players), path)
+        hidden = [weights[k].shape[0] for k in sorted(weights, key=_layer_index) if k.startswith("pi.")
+                  and k.endswith(".weight")][:-1]
+        start_state = {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
+    meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS, "algo": "az"}
+    obs_size = int(meta["observation_size"])
+    net = build_network(obs_size, hidden, NUM_ACTIONS)
+    if start_state is not None:
+        net.load_state_dict(start_state)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    buffer = ReplayBuffer(args.buffer, obs_size)
+    if checkpoint is not None:
+        if checkpoint["optimizer"]:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        if "numpy" in checkpoint["rng"]:
+            rng.bit_generator.state = checkpoint["rng"]["numpy"]
+        _load_replay(buffer, Path(args.resume), iteration, args.progress)
+
+    # The network this run starts from, kept as the "past" opponent of the evaluations.
+    first_iteration = iteration
+    start_path = _save(out / "checkpoints" / f"iter_{iteration}.pt", net, meta, optimizer, iteration, args, rng)
+
+    # Bookkeeping: the worker pool, timers, logs.
+    setup = SelfPlay.of(args)
+    pool = None if args.workers == 0 else ProcessPoolExecutor(
+        args.workers, mp_context=multiprocessing.get_context("spawn"))  # no fork: torch's threads are live here
+    evals = EvalLog(args, out)
+    writer = summary_writer(out / "logs")
+    seconds = dict.fromkeys(("selfplay", "train", "eval"), 0.0)
+    games = positions = 0
+    stats: dict[str, float] = {}
+    start = time.perf_counter()
+
+    try:
+        while iteration < args.iterations:
+            iteration += 1
+
+            # (a) Self-play: the current network, as numpy arrays, guides the search of every seat.
+            tick = time.perf_counter()
+            search_net = _numpy_net(net)
+            records = self_play(search_net, game_seeds(args.seed, iteration, args.games), setup, pool)
+            seconds["selfplay"] += time.perf_counter() - tick
+            games += len(records)
+            positions += sum(len(r.values) for r in records)
+
+            # (b) The replay buffer; (c) training on minibatches drawn from it.
+            tick = time.perf_counter()
+            for record in records:
+                buffer.add(record)
+            stats = _learn(net, optimizer, buffer, args, rng)
+            seconds["train"] += time.perf_counter() - tick
+
+            # (d) Evaluations, checkpoints, logs and the progress line.
+            if iteration % args.eval_every == 0:
+                seconds["eval"] += _evaluate(evals, net, iteration, args, start_path, writer)
+            if iteration % args.checkpoint_every == 0:
+                _save(out / "checkpoints" / f"iter_{iteration}.pt", net, meta, optimizer, iteration, args, rng)
+                buffer.save(out / "replay.npz", iteration)
+            elapsed = time.perf_counter() - start
+            rate = positions / max(seconds["selfplay"], 1e-9)
+            if writer is not None:
+                for key, value in stats.items():
+                    writer.add_scalar(key, value, iteration)
+                writer.add_scalar("selfplay/positions_per_second", rate, iteration)
+                writer.add_scalar("selfplay/game_length", positions / games, iteration)
+                writer.add_scalar("time/selfplay_share", seconds["selfplay"] / elapsed, iteration)
+            if args.progress:
+                print(f"\riter {iteration:>5,} / {args.iterations:,}  games {games:,}  positions {positions:,}  "
+                      f"{rate:,.1f} positions/s  loss {stats['loss/total']:.3f}  eval: {evals.latest or '-'}   ",
+                      end="", file=sys.stderr, flush=True)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+    total = time.perf_counter() - start
+    (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
+        "iterations": iteration - first_iteration, "games": games, "positions": positions, "seconds": total,
+        "selfplay_seconds": seconds["selfplay"], "train_seconds": seconds["train"], "eval_seconds": seconds["eval"],
+        "positions_per_second": positions / max(seconds["selfplay"], 1e-9), "workers": args.workers,
+        "simulations": args.simulations, "threads": args.threads}))
+    if evals.evaluated_at != iteration:
+        _evaluate(evals, net, iteration, args, start_path, writer)
+    final = _save(out / "final.pt", net, meta, optimizer, iteration, args, rng)
+    buffer.save(out / "replay.npz", iteration)
+    if args.progress:
+        print(file=sys.stderr)
+    evals.close()
+    if writer is not None:
+        writer.close()
+    return final
+
+
+# --- helpers of the loop ----------------------------------------------------------------------------
+def _learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
+           rng: np.random.Generator) -> dict[str, float]:
+    """``--train-steps`` minibatch steps on the replay buffer; the last minibatch's losses."""
+    import torch
+
+    data = buffer.data
+    stats: dict[str, float] = {}
+    for _ in range(args.train_steps):
+        idx = rng.integers(buffer.size, size=min(args.batch_size, buffer.size))
+        obs = torch.from_numpy(data.observations[idx])
+        log_probs = torch.log_softmax(masked_logits(net["pi"](obs), torch.from_numpy(data.masks[idx])), dim=1)
+        # Cross-entropy to the visit distribution; an illegal move's target is 0, so its -1e8 adds 0.
+        policy_loss = -(torch.from_numpy(data.policies[idx]) * log_probs).sum(dim=1).mean()
+        value_loss = ((net["vf"](obs).squeeze(1) - torch.from_numpy(data.values[idx])) ** 2).mean()
+        loss = policy_loss + args.vf_coef * value_loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+        optimizer.step()
+        stats = {"loss/policy": policy_loss.item(), "loss/value": value_loss.item(), "loss/total": loss.item()}
+    stats["buffer/positions"] = float(buffer.size)
+    return stats
+
+
+def _numpy_net(net: torch.nn.ModuleDict) -> Net:
+    return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
+
+
+def _layer_index(key: str) -> int:
+    return int(key.split(".")[1])
+
+
+def _evaluate(evals: EvalLog, net: torch.nn.ModuleDict, iteration: int, args: Args, start: Path,
+              writer: Any) -> float:
+    """The network alone against --eval-opponents (and the starting network), then the search against
+    --eval-search-opponent; returns the seconds it took."""
+    tick = time.perf_counter()
+    rates = evals.run(network_act(net["pi"]), iteration, {"start": f"ppo:{start}"} if args.eval_past else None)
+    if args.eval_search_games:
+        label = f"search:{args.eval_search_opponent}"
+        result = _search_match(_numpy_net(net), args)
+        rates[label] = result["win_rate"]
+        evals.latest = ", ".join(filter(None, [evals.latest, evals.record(iteration, label, args.eval_search_games,
+                                                                          result)]))
+    if writer is not None:
+        for spec, rate in rates.items():
+            writer.add_scalar(f"eval/{spec}_win_rate", rate, iteration)
+    return time.perf_counter() - tick
+
+
+def _search_match(net: Net, args: Args) -> dict[str, float]:
+    """``--eval-search-games`` games of the search (no noise, most visited move) against the opponent spec, the
+    search's seat rotating; a shared win counts as a draw (half)."""
+    wins = draws = 0.0
+    for g in range(args.eval_search_games):
+        game = SplendorGame(args.players, seed=20_000 + g, max_plies=args.max_plies)
+        seat = g % args.players
+        search = PUCTPolicy(net, "search", g, args.eval_search_simulations, None, args.c)
+        other = make_policy(args.eval_search_opponent, "splendor", seed=g)
+        while not game.is_over:
+            mover = game.current_player
+            policy = search if mover == seat else other
+            game.step(policy.act(game.observe(mover), game.legal_mask(), {"game": game, "player": mover}))
+        if seat in game.winners:
+            wins, draws = (wins + 1, draws) if len(game.winners) == 1 else (wins, draws + 1)
+    low, high = wilson_interval(wins + draws / 2, args.eval_search_games)
+    return {"win_rate": (wins + draws / 2) / args.eval_search_games, "low": low, "high": high, "wins": wins,
+            "draws": draws}
+
+
+def _load_replay(buffer: ReplayBuffer, resume: Path, iteration: int, verbose: bool) -> None:
+    """Refill the buffer from ``replay.npz`` beside the checkpoint (or in the run folder above
+    ``checkpoints/``) when it was saved at the checkpoint's iteration; else the buffer starts empty."""
+    for folder in (resume.parent, resume.parent.parent):
+        path = folder / "replay.npz"
+        if path.is_file():
+            with np.load(path) as saved:
+                matches = int(saved["iteration"]) == iteration
+            if matches:
+                buffer.load(path)
+                return
+    if verbose:
+        print(f"no replay.npz of iteration {iteration} beside {str(resume)!r}: the replay buffer starts empty",
+              file=sys.stderr)
+
+
+def _save(path: Path, net: torch.nn.ModuleDict, meta: dict[str, Any], optimizer: torch.optim.Optimizer,
+          iteration: int, args: Args, rng: np.random.Generator) -> Path:
+    import torch
+
+    state = {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state()}
+    return save_checkpoint(path, net, meta, optimizer, iteration, dataclasses.asdict(args), state)

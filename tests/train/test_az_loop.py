@@ -1,0 +1,165 @@
+"""Search-guided self-play (``tabletop train splendor --algo az``) end to end: a tiny run writes its model,
+checkpoints and evaluations; its checkpoints play as ``az:PATH`` and ``ppo:PATH``; resume continues the
+iteration count and the replay buffer; the value targets have the right sign; worker processes record the
+same games as the trainer's own process."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tabletop_rl.agents import make_policy  # noqa: E402
+from tabletop_rl.agents.ppo import load_checkpoint  # noqa: E402
+from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
+from tabletop_rl.cli import main  # noqa: E402
+from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
+from tabletop_rl.games.splendor.observe import observation_size  # noqa: E402
+from tabletop_rl.train.splendor_az import (  # noqa: E402
+    Args,
+    Positions,
+    ReplayBuffer,
+    SelfPlay,
+    game_seeds,
+    play_game,
+    self_play,
+    train,
+    validate_args,
+    value_targets,
+)
+
+pytestmark = pytest.mark.train
+
+
+def tiny(out, **changes) -> Args:
+    base = dict(iterations=2, out=str(out), games=2, simulations=8, net="16", init="none", workers=0, max_plies=120,
+                batch_size=32, train_steps=4, eval_every=1, eval_games=4, eval_search_games=2,
+                eval_search_simulations=4, checkpoint_every=1, progress=False)
+    return Args(**{**base, **changes})
+
+
+def play_with(policy, seed: int, players: int = 2) -> SplendorGame:
+    g = SplendorGame(players, seed=seed, max_plies=200)
+    while not g.is_over:
+        g.step(policy.act(g.observe(g.current_player), g.legal_mask(), {"game": g, "player": g.current_player}))
+    return g
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("az")
+    return out, train(tiny(out))
+
+
+def test_a_tiny_run_writes_a_model_checkpoints_evaluations_and_logs(trained):
+    out, final = trained
+    assert final == out / "final.pt" and final.is_file()
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["iter_0.pt", "iter_1.pt", "iter_2.pt"]
+    rows = [r.split(",") for r in (out / "eval.csv").read_text().splitlines()]
+    assert {r[1] for r in rows} == {"random", "greedy", "start", "search:greedy"}
+    assert {int(r[0]) for r in rows} == {1, 2}
+    checkpoint = load_checkpoint(final)
+    assert checkpoint["step"] == 2 and checkpoint["meta"]["algo"] == "az" and checkpoint["meta"]["net"] == [16]
+    assert checkpoint["optimizer"]["state"]
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["games"] == 4 and timing["positions"] > 0 and timing["iterations"] == 2
+    assert json.loads((out / "config.json").read_text())["simulations"] == 8
+    with np.load(out / "replay.npz") as replay:
+        assert int(replay["iteration"]) == 2 and int(replay["size"]) == timing["positions"]
+
+
+def test_a_checkpoint_plays_as_the_search_and_as_the_network_alone(trained):
+    out, final = trained
+    for spec in (f"az:{final},simulations=8", f"ppo:{out / 'checkpoints' / 'iter_1.pt'}"):
+        assert play_with(make_policy(spec, game="splendor", seed=0), seed=3).is_over  # step raises on illegal
+
+
+def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp_path):
+    out, final = trained
+    resumed = train(tiny(tmp_path, iterations=3, resume=str(final)))
+    assert load_checkpoint(resumed)["step"] == 3
+    assert {int(r.split(",")[0]) for r in (tmp_path / "eval.csv").read_text().splitlines()} == {3}
+    with np.load(out / "replay.npz") as before, np.load(tmp_path / "replay.npz") as after:
+        assert int(after["size"]) > int(before["size"])  # the old positions were loaded, the new ones added
+    with pytest.raises(ValueError, match="trained with algo=None, this version needs algo='az'"):
+        plain = tmp_path / "plain.pt"
+        data = load_checkpoint(final)
+        torch.save({**data, "meta": {k: v for k, v in data["meta"].items() if k != "algo"}}, plain)
+        train(tiny(tmp_path / "again", resume=str(plain)))
+
+
+def test_a_three_player_run_goes_through_the_same_code(tmp_path):
+    final = train(tiny(tmp_path, players=3, iterations=1, games=1, eval_search_games=1, eval_past=False))
+    assert load_checkpoint(final)["meta"]["num_players"] == 3
+    assert play_with(make_policy(f"az:{final},simulations=4", game="splendor", seed=0), seed=1, players=3).is_over
+
+
+def test_value_targets_score_the_mover():
+    seats = np.array([0, 1, 0, 1, 2])
+    assert value_targets([1], False, seats, 3).tolist() == [-1, 1, -1, 1, -1]
+    assert value_targets([0, 1], False, seats, 3).tolist() == [0, 0, 0, 0, -1]  # a shared win: 2/k - 1
+    assert value_targets([], True, seats, 3).tolist() == [0] * 5  # a capped game
+    setup = SelfPlay(2, 8, 1.5, 0.3, 0.25, 10, 1000)
+    positions = play_game(random_net((8,), seed=0), 5, setup)  # a whole game: one seat won, or they shared it
+    for mask, policy in zip(positions.masks, positions.policies):
+        assert np.isclose(policy.sum(), 1) and not policy[~mask].any()
+    per_seat = [set(positions.values[positions.seats == s].tolist()) for s in (0, 1)]
+    assert all(len(v) == 1 for v in per_seat)  # one result per seat, the same at each of its positions
+    assert per_seat[0].pop() == -per_seat[1].pop()  # zero-sum between the two seats
+
+
+def test_the_replay_buffer_keeps_the_newest_positions():
+    buffer = ReplayBuffer(5, 3)
+
+    def rows(first: int, n: int) -> Positions:
+        v = np.arange(first, first + n)
+        return Positions(np.repeat(v[:, None], 3, 1).astype(np.float32), np.ones((n, 72), bool),
+                         np.full((n, 72), 1 / 72, np.float32), v % 2, v.astype(np.float32))
+
+    buffer.add(rows(0, 3))
+    buffer.add(rows(3, 4))
+    assert buffer.size == 5 and sorted(buffer.data.values.tolist()) == [2, 3, 4, 5, 6]
+    buffer.add(rows(10, 7))  # more than fits: the newest 5
+    assert sorted(buffer.data.values.tolist()) == [12, 13, 14, 15, 16]
+
+
+def test_a_worker_process_records_the_same_games():
+    net, setup = random_net((8,), seed=1), SelfPlay(2, 6, 1.5, 0.3, 0.25, 10, 80)
+    seeds = game_seeds(0, 1, 2)
+    here = self_play(net, seeds, setup, None)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        there = self_play(net, seeds, setup, pool)
+    for a, b in zip(here, there):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    assert here[0].observations.shape[1] == observation_size(2)
+
+
+def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "splendor", "--algo", "az", "--iterations", "1", "--games", "1", "--simulations", "4",
+                 "--net", "8", "--init", "none", "--workers", "0", "--max-plies", "60", "--eval-games", "2",
+                 "--eval-search-games", "0", "--out", "run", "--no-progress"]) == 0
+    assert "az:run/final.pt" in capsys.readouterr().out
+    assert main(["train", "splendor", "--algo", "az", "--mix", "greedy=1"]) == 2
+    assert "--mix is not a setting of --algo az" in capsys.readouterr().err
+    assert main(["train", "splendor", "--simulations", "8"]) == 2
+    assert "--simulations is not a setting of --algo ppo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"games": 0}, "--games must be positive"),
+    ({"workers": -1}, "--workers must be >= 0"),
+    ({"noise_fraction": 2.0}, "--noise-fraction"),
+    ({"players": 5}, "--players must be 2, 3 or 4"),
+    ({"init": "nowhere.pt"}, "--init: no model"),
+    ({"eval_search_opponent": "nobody"}, "nobody"),
+])
+def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
+    with pytest.raises(ValueError, match=message):
+        validate_args(tiny(tmp_path, **changes))
