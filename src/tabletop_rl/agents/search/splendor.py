@@ -38,7 +38,7 @@ from tabletop_rl.games.splendor.baselines import (
     player_value,
 )
 
-__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "unseen_pool"]
+__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "result_shares", "unseen_pool"]
 
 _MAX_LEVELS = 48  # recursion levels of the expectiminimax stack: one per turn searched
 _BOUND_MARGIN = 100.0  # evaluations are clamped to +-(win weight + this) for the chance-node bounds
@@ -325,17 +325,26 @@ class ExpectiminimaxPolicy(BasePolicy):
 
 # --- information-set MCTS ------------------------------------------------------------------------------
 @njit(cache=True)
+def result_shares(state, out):
+    """For a finished game, each seat's share of the win in ``out`` (winners 1/k each, k winners; the rest 0)
+    and True; False, with ``out`` zeroed, while the game goes on. Both searches score an end this way."""
+    out[:] = 0.0
+    if state[R.STATUS] != R.OVER:
+        return False
+    won = np.zeros(R.MAX_PLAYERS, np.int8)
+    R.winners_into(state, won)
+    k = won.sum()
+    for p in range(state[R.NUM_PLAYERS_AT]):
+        out[p] = won[p] / k
+    return True
+
+
+@njit(cache=True)
 def _rewards_into(state, cards, nobles, weights, out):
     """Each seat's reward in [0, 1]: a finished game gives the winners 1/k each (k winners) and the
     others 0; otherwise a logistic squashing of the seat's evaluation lead over its best opponent."""
     n = state[R.NUM_PLAYERS_AT]
-    out[:] = 0.0
-    if state[R.STATUS] == R.OVER:
-        won = np.zeros(R.MAX_PLAYERS, np.int8)
-        R.winners_into(state, won)
-        k = won.sum()
-        for p in range(n):
-            out[p] = won[p] / k
+    if result_shares(state, out):
         return
     own = np.empty(n)
     for p in range(n):

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from tabletop_rl.agents.search.splendor import result_shares
 from tabletop_rl.core.kernels import splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
@@ -142,16 +143,9 @@ def _next(rng):
 def _seat_values(state, mover, value, out):
     """Each seat's value in [0, 1]: the result of a finished game (winners share 1), else the network's value
     for ``mover`` mapped to [0, 1] and its opposite for every other seat."""
-    n = state[R.NUM_PLAYERS_AT]
-    out[:] = 0.0
-    if state[R.STATUS] == R.OVER:
-        won = np.zeros(R.MAX_PLAYERS, np.int8)
-        R.winners_into(state, won)
-        k = won.sum()
-        for p in range(n):
-            out[p] = won[p] / k if k > 0 else 0.5
+    if result_shares(state, out):
         return
-    for p in range(n):
+    for p in range(state[R.NUM_PLAYERS_AT]):
         out[p] = (1.0 + value) / 2.0 if p == mover else (1.0 - value) / 2.0
 
 
