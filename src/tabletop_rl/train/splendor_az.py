@@ -82,14 +82,14 @@ class Args:
     c: float = knob(1.5, "PUCT exploration constant")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
-    temperature_plies: int = knob(30, "plies of each game played at temperature 1 (moves drawn in proportion to "
+    temperature_plies: int = knob(8, "plies of each game played at temperature 1 (moves drawn in proportion to "
                                       "visits); the most visited move after them")
     max_plies: int = knob(DEFAULT_MAX_PLIES, "ply cap of a self-play game (a capped game's value target is 0)")
     workers: int = knob(2, "processes playing the self-play games (0: in this process)")
     buffer: int = knob(100_000, "positions kept in the replay buffer (the newest)")
     batch_size: int = knob(256, "minibatch size")
-    train_steps: int = knob(200, "minibatch steps per iteration")
-    lr: float = knob(3e-4, "learning rate (Adam)")
+    train_steps: int = knob(50, "minibatch steps per iteration")
+    lr: float = knob(1e-4, "learning rate (Adam)")
     weight_decay: float = knob(1e-4, "Adam's L2 weight decay")
     vf_coef: float = knob(1.0, "weight of the value loss")
     max_grad_norm: float = knob(1.0, "clip the gradient's global norm to this")
