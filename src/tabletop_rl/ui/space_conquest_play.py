@@ -34,7 +34,7 @@ from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import MOVE_HELP as HELP
 from tabletop_rl.games.space_conquest.actions import check_orders, star_index
 from tabletop_rl.games.space_conquest.baselines import RandomPolicy, plan_orders, policy_orders
-from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+from tabletop_rl.games.space_conquest.game import SpaceConquestGame, parse_save
 from tabletop_rl.games.space_conquest.render import render_map, render_text, summary
 
 __all__ = ["make_seats", "parse_move", "play_main", "seat_specs"]
@@ -361,12 +361,7 @@ def _read_save(path: str) -> dict[str, Any]:
         raise ValueError(f"cannot read {path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a saved game (not text)") from None
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ValueError("save is not valid JSON: nested too deeply") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"save is not valid JSON: {e.msg} at position {e.pos}") from None
+    data = parse_save(text)
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a saved game (not a JSON object)")
     return data

@@ -271,6 +271,7 @@ class PUCTPolicy(BasePolicy):
         _check(0 <= noise_fraction <= 1, f"{name} noise_fraction must be in [0, 1], got {noise_fraction}")
         _check(temperature >= 0, f"{name} temperature must be >= 0 (0: the most visited move), got {temperature}")
         self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
+        self._net_arrays = tuple(net)  # the plain nested tuple numba takes, built once, not per search call
         self.noise_alpha, self.noise_fraction, self.temperature = noise_alpha, noise_fraction, temperature
         self.inputs = net.policy_weights[0].shape[0]
         self.cards, self.nobles = R.tables()
@@ -284,7 +285,7 @@ class PUCTPolicy(BasePolicy):
         if simulations <= 0:
             return
         _simulate(self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
-                  tuple(self.net), self._work, self.tree.path, self.tree.movers, rng)
+                  self._net_arrays, self._work, self.tree.path, self.tree.movers, rng)
         self.simulations_run += simulations
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:

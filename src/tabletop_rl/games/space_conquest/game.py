@@ -30,7 +30,17 @@ from tabletop_rl.games.space_conquest.actions import (
 )
 from tabletop_rl.games.space_conquest.render import render_text
 
-__all__ = ["SpaceConquestGame"]
+__all__ = ["SpaceConquestGame", "parse_save"]
+
+
+def parse_save(text: str | bytes) -> Any:
+    """The JSON of a save's text; ``ValueError`` in one line for text that is not JSON (or nests too deeply)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("save is not valid JSON: nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"save is not valid JSON: {e.msg} at position {e.pos}") from None
 
 _SAVE_FORMAT = "space_conquest/1"
 _Moves = list[tuple[int, int, int]]
@@ -301,14 +311,7 @@ class SpaceConquestGame:
     @classmethod
     def from_json(cls, text_or_dict: str | dict) -> SpaceConquestGame:
         """Load a saved game; ``ValueError`` naming the first problem in a corrupt save."""
-        data: Any = text_or_dict
-        if isinstance(text_or_dict, (str, bytes)):
-            try:
-                data = json.loads(text_or_dict)
-            except RecursionError:
-                raise ValueError("save is not valid JSON: nested too deeply") from None
-            except json.JSONDecodeError as e:
-                raise ValueError(f"save is not valid JSON: {e.msg} at position {e.pos}") from None
+        data = parse_save(text_or_dict) if isinstance(text_or_dict, (str, bytes)) else text_or_dict
         return cls.from_dict(data)
 
     @classmethod
