@@ -86,11 +86,13 @@ def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp
     assert {int(r.split(",")[0]) for r in (tmp_path / "eval.csv").read_text().splitlines()} == {3}
     with np.load(out / "replay.npz") as before, np.load(tmp_path / "replay.npz") as after:
         assert int(after["size"]) > int(before["size"])  # the old positions were loaded, the new ones added
-    with pytest.raises(ValueError, match="trained with algo=None, this version needs algo='az'"):
-        plain = tmp_path / "plain.pt"
-        data = load_checkpoint(final)
-        torch.save({**data, "meta": {k: v for k, v in data["meta"].items() if k != "algo"}}, plain)
+    plain = tmp_path / "plain.pt"  # a checkpoint of the PPO loop
+    data = load_checkpoint(final)
+    torch.save({**data, "meta": {k: v for k, v in data["meta"].items() if k != "algo"}}, plain)
+    with pytest.raises(ValueError, match="plain.pt' is a checkpoint of --algo ppo; resume it with --algo ppo, "
+                                         "or start from its network with --init"):
         train(tiny(tmp_path / "again", resume=str(plain)))
+    assert not (tmp_path / "again").exists()
 
 
 def test_a_three_player_run_goes_through_the_same_code(tmp_path):

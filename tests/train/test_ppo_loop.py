@@ -125,6 +125,12 @@ def test_foreign_files_and_the_wrong_trainer_are_refused_in_one_line(trained, tm
     sb3_zip.write_bytes(b"PK")
     with pytest.raises(ValueError, match="not a .pt checkpoint of this trainer"):
         validate_args(small(tmp_path, resume=str(sb3_zip)))
+    checkpoint = load_checkpoint(final)  # a checkpoint of --algo az: its step counts iterations, not env steps
+    az = tmp_path / "az.pt"
+    save_checkpoint(az, _Holder(checkpoint["model"]), {**checkpoint["meta"], "algo": "az"}, step=7)
+    with pytest.raises(ValueError, match="az.pt' is a checkpoint of --algo az; resume it with --algo az") as error:
+        train(small(tmp_path / "run", resume=str(az)))
+    assert "\n" not in str(error.value) and not (tmp_path / "run" / "checkpoints").exists()
 
 
 def test_the_command_trains_with_the_loop_by_default_and_names_sb3(tmp_path, monkeypatch, capsys):

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tabletop_rl.agents import make_policy, parse_spec
-from tabletop_rl.agents.ppo import masked_logits
+from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 from tabletop_rl.games.splendor.game import SplendorGame
@@ -152,6 +152,21 @@ def model_meta(players: int) -> dict[str, Any]:
     """What a Splendor model was trained on; ``PPOPolicy`` refuses a model whose metadata differs."""
     return {"game": "splendor", "num_players": players, "observation_version": OBSERVATION_VERSION,
             "observation_size": observation_size(players)}
+
+
+def resume_checkpoint(path: str, algo: str, players: int) -> dict[str, Any] | None:
+    """The ``.pt`` checkpoint ``--resume`` names (``None`` for ""), refused in one line when another trainer
+    wrote it (its ``step`` and optimizer mean something else there) or its metadata differs."""
+    if not path:
+        return None
+    checkpoint = load_checkpoint(path)
+    written_by = checkpoint["meta"].get("algo", "ppo")
+    if written_by != algo:
+        hint = ", or start from its network with --init" if algo == "az" else ""
+        raise ValueError(f"--resume: {path!r} is a checkpoint of --algo {written_by}; resume it with "
+                         f"--algo {written_by}{hint}")
+    check_meta(checkpoint["meta"], model_meta(players), path)
+    return checkpoint
 
 
 def rollout_target(steps: int, done: int, rollout: int) -> int:

@@ -38,7 +38,6 @@ from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import (
     build_network,
     check_meta,
-    load_checkpoint,
     masked_logits,
     network_state,
     save_checkpoint,
@@ -55,6 +54,7 @@ from tabletop_rl.train.selfplay import (
     knob,
     model_meta,
     network_act,
+    resume_checkpoint,
     summary_writer,
 )
 
@@ -264,6 +264,7 @@ def train(args: Args) -> Path:
     validate_args(args)
     import torch  # the [train] extra; a missing one is named in one line by the command
 
+    checkpoint = resume_checkpoint(args.resume, "az", args.players)
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -272,11 +273,9 @@ def train(args: Args) -> Path:
     torch.manual_seed(args.seed)  # a fresh network's initialisation
 
     # The network and its optimizer: resumed, warm-started (--init) or fresh.
-    iteration, checkpoint, start_state = 0, None, None
+    iteration, start_state = 0, None
     hidden = hidden_layers(args.net)
-    if args.resume:
-        checkpoint = load_checkpoint(args.resume)
-        check_meta(checkpoint["meta"], {**model_meta(args.players), "algo": "az"}, args.resume)
+    if checkpoint is not None:
         hidden, iteration = [int(h) for h in checkpoint["meta"]["net"]], int(checkpoint["step"])
         start_state = checkpoint["model"]
     elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):

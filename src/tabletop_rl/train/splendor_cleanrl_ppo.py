@@ -32,9 +32,7 @@ import numpy as np
 
 from tabletop_rl.agents.ppo import (
     build_network,
-    check_meta,
     is_checkpoint,
-    load_checkpoint,
     masked_logits,
     save_checkpoint,
 )
@@ -49,6 +47,7 @@ from tabletop_rl.train.selfplay import (
     network_act,
     opponent_kinds,
     parse_mix,
+    resume_checkpoint,
     rollout_target,
     summary_writer,
     validate,
@@ -138,6 +137,7 @@ def train(args: Args) -> Path:
     validate_args(args)
     import torch  # the [train] extra; a missing one is named in one line by the command
 
+    checkpoint = resume_checkpoint(args.resume, "ppo", args.players)
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -150,10 +150,7 @@ def train(args: Args) -> Path:
     # The network (policy and value MLPs) and its optimizer, fresh or from a checkpoint.
     hidden = hidden_layers(args.net)
     step = 0
-    checkpoint: dict[str, Any] | None = None
-    if args.resume:
-        checkpoint = load_checkpoint(args.resume)
-        check_meta(checkpoint["meta"], model_meta(args.players), args.resume)
+    if checkpoint is not None:
         hidden = [int(h) for h in checkpoint["meta"]["net"]]
         step = int(checkpoint["step"])
     meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS}
