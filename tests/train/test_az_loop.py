@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.ppo import load_checkpoint  # noqa: E402
+from tabletop_rl.agents.ppo import export_model, load_checkpoint  # noqa: E402
 from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
@@ -77,6 +77,20 @@ def test_a_checkpoint_plays_as_the_search_and_as_the_network_alone(trained):
     out, final = trained
     for spec in (f"az:{final},simulations=8", f"ppo:{out / 'checkpoints' / 'iter_1.pt'}"):
         assert play_with(make_policy(spec, game="splendor", seed=0), seed=3).is_over  # step raises on illegal
+
+
+def test_an_exported_model_keeps_the_network_and_drops_the_optimizer(trained, tmp_path):
+    _, final = trained
+    exported = export_model(final, tmp_path / "shipped.pt")
+    data, original = load_checkpoint(exported), load_checkpoint(final)
+    assert data["optimizer"] == {} and data["rng"] == {} and data["meta"] == original["meta"]
+    assert data["step"] == original["step"] and data["args"] == original["args"]
+    assert all(torch.equal(data["model"][k], v) for k, v in original["model"].items())
+    assert exported.stat().st_size < final.stat().st_size / 2
+    for spec in ("az:{},simulations=8", "ppo:{}"):
+        moves = [play_with(make_policy(spec.format(path), game="splendor", seed=0), seed=5).state.tolist()
+                 for path in (final, exported)]
+        assert moves[0] == moves[1]
 
 
 def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp_path):

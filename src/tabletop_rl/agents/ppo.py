@@ -30,8 +30,8 @@ import numpy as np
 from tabletop_rl.core.policy import BasePolicy
 
 __all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "META_FILE", "PPOPolicy", "build_network", "check_meta",
-           "is_checkpoint", "load_checkpoint", "masked_logits", "network_state", "read_meta", "save_checkpoint",
-           "save_model", "sb3_as_layers"]
+           "export_model", "is_checkpoint", "load_checkpoint", "masked_logits", "network_state", "read_meta",
+           "save_checkpoint", "save_model", "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
@@ -133,6 +133,24 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or not isinstance(data.get("meta"), dict):
         raise ValueError(f"ppo model {str(path)!r} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
     return data
+
+
+def export_model(checkpoint: str | Path, out: str | Path) -> Path:
+    """Write ``checkpoint``'s network alone to ``out`` (a ``.pt`` that plays as ``ppo:`` or ``az:`` like the
+    original): Adam's moments and the random streams are dropped, which makes it a third of the size; the
+    metadata, the step and the run's arguments stay, so the file still says where it came from.
+
+    >>> export_model("runs/az/checkpoints/iter_600.pt", "az_600.pt")   # doctest: +SKIP
+    PosixPath('az_600.pt')
+    """
+    data = load_checkpoint(checkpoint)
+
+    class _Weights:  # save_checkpoint asks its network for a state_dict only
+        @staticmethod
+        def state_dict() -> dict[str, Any]:
+            return dict(data["model"])
+
+    return save_checkpoint(out, _Weights(), data["meta"], step=data["step"], args=data["args"])
 
 
 #: Where the two networks sit in a MaskablePPO ``MlpPolicy`` (separate pi and vf nets, no shared layers).
