@@ -27,10 +27,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 LAYERS = {"core": 0, "games": 1, "agents": 2, "envs": 3, "train": 4, "arena": 4, "ui": 5, "cli": 6}
 #: ``tabletop_rl/__init__.py``: above every layer but ``cli``.
 ROOT_RANK = 5.5
-#: Packages of the optional extras ([train], [llm], [llm-local], [serve], [dev]): imported inside the
-#: functions that need them, so the default install runs without them.
+#: Packages of the optional extras ([train], [llm], [llm-local], [serve], [dev], [openspiel], [textarena], [ray]):
+#: imported inside the functions that need them, so the default install runs without them.
 OPTIONAL = frozenset({"torch", "stable_baselines3", "sb3_contrib", "openai", "fastapi", "uvicorn", "httpx",
-                      "pydantic", "yaml", "tensorboard", "moviepy", "pygame", "llama_cpp"})
+                      "pydantic", "yaml", "tensorboard", "moviepy", "pygame", "llama_cpp", "pyspiel", "open_spiel",
+                      "textarena", "ray"})
 #: The files every ``games/<name>/`` package has.
 GAME_FILES = frozenset({"rules.py", "game.py", "actions.py", "observe.py", "render.py", "baselines.py"})
 #: Being rewritten elsewhere: not reported until then. An entry is a module (all of its violations) or

@@ -35,14 +35,22 @@ CASES = {
          "--arena-games", "2", "--arena-players", "random", "--arena-jobs", "1", "--no-progress",
          "--out", "ppo"],  # relative to the working directory: a short name, which the arena's table prints whole
         rf"ppo:ppo/final\.zip vs random\s+2\s+{RATE}%", ("torch", "sb3_contrib")),
+    "rllib_selfplay.py": (
+        ["--iterations", "1", "--runners", "2", "--envs-per-runner", "2", "--batch", "400", "--minibatch", "200",
+         "--epochs", "1", "--hidden", "16", "--eval-games", "2"],
+        rf"vs greedy over 2 games: win rate {RATE}", ("ray", "torch")),
 }
+
+
+#: Examples that start a cluster (tens of seconds on 2 cores): ``pytest -m slow`` runs them.
+SLOW = {"rllib_selfplay.py"}
 
 
 def test_every_example_has_a_case():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(CASES)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(CASES)])
 def test_example_runs(name, tmp_path):
     knobs, pattern, needs = CASES[name]
     for module in needs:

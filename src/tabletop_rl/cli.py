@@ -22,6 +22,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
+from tabletop_rl.arena.runner import BACKENDS
 from tabletop_rl.games import GAMES, game_class, policy_game
 from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_ppo
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
@@ -123,10 +124,16 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                    "a multiple of the player count keeps seats balanced)")
     p.add_argument("--seed", type=int, metavar="S", help="run seed; every game's seed derives from it (default 0)")
     p.add_argument("--jobs", type=int, default=_DEFAULT_JOBS, metavar="J",
-                   help=f"worker processes (default {_DEFAULT_JOBS})")
+                   help=f"games played at once: worker processes, or Ray tasks with --backend ray (default "
+                        f"{_DEFAULT_JOBS})")
     p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/arena-<game>-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out; arguments left out are taken from its config.json")
+    p.add_argument("--backend", choices=BACKENDS, default="process",
+                   help="where games are played: worker processes here (default), or tasks on a Ray cluster "
+                        "(needs the [ray] extra; docs/arena.md)")
+    p.add_argument("--address", metavar="HOST:PORT", help="with --backend ray: the cluster to join (what 'ray start "
+                   "--head' printed, or auto); default a new local Ray instance")
     p.add_argument("--num-players", type=int, metavar="N", help="players per game (default 2)")
     p.add_argument("--options", metavar="KEY=VALUE,...", help="game options: " + "; ".join(
         f"{name}: {', '.join(game_class(name).option_names)}" for name in sorted(GAMES)
@@ -139,6 +146,8 @@ def _arena(args: argparse.Namespace) -> int:
     _check_games(args.games)
     if args.resume and args.out is None:
         raise _UsageError("--resume needs --out DIR, the run to continue")
+    if args.address is not None and args.backend != "ray":
+        raise _UsageError("--address needs --backend ray")
     old = (read_config(args.out) or {}) if args.resume else {}
     given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
              "seed": args.seed, "num_players": args.num_players,
@@ -148,7 +157,8 @@ def _arena(args: argparse.Namespace) -> int:
     chosen = {k: v if v is not None else old.get(k, defaults[k]) for k, v in given.items()}
     out = args.out or default_out_dir(args.game)
     try:
-        summary = run_arena(args.game, jobs=args.jobs, out=out, resume=args.resume, **chosen)
+        summary = run_arena(args.game, jobs=args.jobs, out=out, resume=args.resume, backend=args.backend,
+                            address=args.address, **chosen)
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished games are kept. Continue with: tabletop arena {args.game} "
               f"--out {out} --resume", file=sys.stderr)

@@ -1,5 +1,6 @@
 """LLM players in the arena and ``tabletop llm-match``, against the loopback server: accounting in the
-records and the summary, clean-game ratings, forfeits scored as losses, void matches re-run (never
+records and the summary, clean-game (headline) ratings, forfeits scored as losses with their reason, the
+benchmark presets (settings in every record and the summary, hidden legal moves), void matches re-run (never
 scored), refused requests stopping the run, and game logs that show each move's reasoning."""
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def test_arena_records_and_summarizes_llm_accounting(tmp_path):
         assert set(summary["ratings_clean"]["values"]) == {llm, "random"}
 
 
-def test_a_forfeit_is_a_loss_and_the_game_is_not_clean(tmp_path):
+def test_a_forfeit_is_a_loss_with_its_reason_and_the_game_stays_clean(tmp_path):
     with FakeOpenAIServer(lambda request: Answer.reply("no idea")) as server:
         llm = spec(server, max_retries=0, fallback="forfeit")
         summary = run_arena(players=[llm, "random"], games=2, jobs=1, out=tmp_path, progress=False)
@@ -50,8 +51,63 @@ def test_a_forfeit_is_a_loss_and_the_game_is_not_clean(tmp_path):
         seat = record["seats"].index(llm)
         assert record["forfeit"] == seat and record["ranks"][seat] == 1 and record["winners"] == [1 - seat]
         assert record["error"] is None and record["llm"][seat]["forfeit_moves"] == 1
+        assert record["forfeit_reason"].startswith("no usable reply in 1 attempt(s), last error: no JSON object")
     assert summary["policies"][llm]["wins"] == 0 and summary["policies"]["random"]["wins"] == 2
-    assert summary["clean_games"] == 0 and summary["llm"][llm]["clean_games"] == 0
+    # the model's own loss: counted in the headline ratings, as benchmarks count it
+    assert summary["clean_games"] == 2 and summary["llm"][llm]["clean_games"] == 2
+    assert summary["headline_ratings"] == "ratings_clean" and summary["ratings_clean"]["values"][llm]["rating"] < 0
+
+
+def test_fallback_games_are_left_out_of_the_headline_ratings(tmp_path):
+    with FakeOpenAIServer(lambda request: Answer.reply("no idea")) as server:
+        llm = spec(server, max_retries=0)  # today's default: a random move instead
+        summary = run_arena(players=[llm, "random"], games=2, jobs=1, out=tmp_path, progress=False, max_plies=20)
+    records = load_games(tmp_path)
+    assert all("forfeit" not in r and r["llm_settings"][r["seats"].index(llm)] ==
+               {"preset": None, "fallback": "random", "legal_list": True, "max_retries": 0, "model": "fake",
+                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto"} for r in records)
+    assert summary["clean_games"] == 0 and summary["ratings_clean"]["values"] == {}
+    assert set(summary["ratings"]["values"]) == {llm, "random"}
+
+
+def _answers_in_brackets_then_gives_up(request):
+    """A model that never says a legal move: the benchmark preset must end its game."""
+    return Answer.reply("I would play [take:white,blue,green]")
+
+
+def test_the_benchmark_preset_forfeits_after_its_retries_and_records_its_settings(tmp_path):
+    with FakeOpenAIServer(_answers_in_brackets_then_gives_up) as server:
+        llm = spec(server, preset="benchmark")
+        summary = run_arena(players=[llm, "random"], games=2, jobs=1, out=tmp_path, progress=False)
+        requests = [r["body"] for r in server.requests]
+    settings = {"preset": "benchmark", "fallback": "forfeit", "legal_list": False, "max_retries": 3, "model": "fake",
+                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto"}
+    for record in load_games(tmp_path):
+        seat = record["seats"].index(llm)
+        assert record["forfeit"] == seat and record["ranks"][seat] == 1
+        assert record["llm_settings"] == [settings if s == seat else None for s in range(2)]
+        assert record["forfeit_reason"].startswith("no usable reply in 4 attempt(s)")
+    assert len(requests) == 2 * 4  # one decision per game: the first reply and 3 re-prompts
+    assert summary["llm"][llm]["settings"] == settings and summary["llm"][llm]["forfeit_moves"] == 2
+    on_disk = json.loads((tmp_path / "summary.json").read_text())
+    assert on_disk["llm"][llm]["settings"] == settings and on_disk["clean_note"].startswith("clean game:")
+    assert on_disk["headline_ratings"] == "ratings_clean" and on_disk["clean_games"] == 2
+    # hidden legal moves: no numbered list in the prompt, and the schema does not enumerate the ids
+    user = requests[0]["messages"][1]["content"]
+    assert "legal moves" not in user.lower() and "0: take:" not in user
+    action = requests[0]["response_format"]["json_schema"]["schema"]["properties"]["action"]
+    assert "enum" not in action
+
+
+def test_the_textarena_preset_lists_the_legal_moves_and_forfeits_after_one_retry(tmp_path):
+    with FakeOpenAIServer(_answers_in_brackets_then_gives_up) as server:
+        llm = spec(server, preset="textarena")
+        run_arena(players=[llm, "random"], games=1, jobs=1, out=tmp_path, progress=False)
+        requests = [r["body"] for r in server.requests]
+    (record,) = load_games(tmp_path)
+    assert len(requests) == 2 and record["forfeit"] == record["seats"].index(llm)
+    assert "0: take:" in requests[0]["messages"][1]["content"]
+    assert "enum" in requests[0]["response_format"]["json_schema"]["schema"]["properties"]["action"]
 
 
 def test_a_void_match_is_re_run_and_never_scored(tmp_path):

@@ -98,7 +98,7 @@ class FakeOpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd = _Listener(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
@@ -135,6 +135,12 @@ class FakeOpenAIServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+
+class _Listener(ThreadingHTTPServer):
+    """Queues up to 128 connections (the standard library's 5 resets the rest when many clients connect at once)."""
+
+    request_queue_size = 128
 
 
 def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:

@@ -2,23 +2,31 @@
 matches, the LLM part of the summary, and the readable game logs of ``tabletop llm-match``.
 
 A game record of a match with an LLM seat gains ``llm`` (per seat: the game's accounting, or ``None``
-for a seat that is not an LLM) and ``llm_notes`` (per step, like ``moves``: the mover's reasoning and
-what the move cost, or ``None``; in a game of simultaneous moves a list with one such note per seat).
-Policies are recognised by duck typing: an ``accounting`` dict and ``moves`` records.
+for a seat that is not an LLM), ``llm_settings`` (per seat: the player's ``settings``, its preset among
+them, or ``None``) and ``llm_notes`` (per step, like ``moves``: the mover's reasoning and what the move
+cost, or ``None``; in a game of simultaneous moves a list with one such note per seat). Policies are
+recognised by duck typing: an ``accounting`` dict and ``moves`` records.
+
+A game is **clean** (``CLEAN_NOTE``) when no LLM move in it was made by a fallback policy: its result is
+the models' own. A forfeit keeps a game clean (the model lost by its own unusable replies, as benchmarks
+score it); a server fault never causes one (the match is void and played again).
 
 >>> summarize_llm([{"seats": ["llm:model=m", "random"], "llm": [{"clean": True, "attempts": 3}, None]}])
-{'llm:model=m': {'games': 1, 'clean_games': 1, 'attempts': 3}}
+{'llm:model=m': {'games': 1, 'clean_games': 1, 'settings': None, 'attempts': 3}}
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["VOID_RERUNS", "accounting_lines", "add_llm_outcome", "format_llm_table", "is_clean", "is_llm", "move_note",
-           "note_lines", "summarize_llm"]
+__all__ = ["CLEAN_NOTE", "VOID_RERUNS", "accounting_lines", "add_llm_outcome", "format_llm_table", "headline_ratings",
+           "is_clean", "is_llm", "move_note", "note_lines", "summarize_llm"]
 
 #: A match whose LLM server stayed unavailable is played again this many times before it is left void.
 VOID_RERUNS = 2
+#: What the summary's clean games are (its headline ratings come from them).
+CLEAN_NOTE = ("clean game: no LLM move made by a fallback policy; a forfeit (the model's unusable replies) "
+              "is a loss and stays clean; void games (server unavailable) are never scored")
 #: Per-move fields kept in ``llm_notes`` when the move record has them (``tool_calls``: tool-using players);
 #: the rest of a move record is in the game's moves and seats.
 _NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
@@ -39,28 +47,31 @@ def move_note(policy: Any) -> dict[str, Any] | None:
     return {name: record[name] for name in _NOTE_FIELDS if name in record}
 
 
-def _game_accounting(policies: list[Any]) -> list[dict[str, Any] | None] | None:
-    """Per seat, the game's LLM accounting (``None`` for other seats); ``None`` when no seat is an LLM."""
+def _per_llm_seat(policies: list[Any], field: str) -> list[Any] | None:
+    """Per seat, the LLM policy's ``field`` (``None`` for other seats); ``None`` when no seat is an LLM."""
     if not any(is_llm(p) for p in policies):
         return None
-    return [p.accounting if is_llm(p) else None for p in policies]
+    return [getattr(p, field, None) if is_llm(p) else None for p in policies]
 
 
 def add_llm_outcome(record: dict[str, Any], policies: list[Any], notes: list[dict[str, Any] | None],
                     forfeit: int | None, void: str | None) -> None:
-    """Complete a game record: LLM accounting and notes (when a seat is an LLM), a forfeit (that seat
-    loses, the others share first place), or ``void`` (why the server stayed unavailable; not scored).
+    """Complete a game record: LLM accounting, settings and notes (when a seat is an LLM), a forfeit (that
+    seat loses, the others share first place; ``forfeit_reason`` says why), or ``void`` (why the server
+    stayed unavailable; not scored).
 
     >>> record = {"seats": ["a", "b"], "winners": [], "ranks": None, "error": None}
     >>> add_llm_outcome(record, [], [], forfeit=0, void=None); record["winners"], record["ranks"]
     ([1], [1, 0])
     """
-    accounting = _game_accounting(policies)
+    accounting = _per_llm_seat(policies, "accounting")
     if accounting is not None:
         record["llm"], record["llm_notes"] = accounting, notes
+        record["llm_settings"] = _per_llm_seat(policies, "settings")
     if forfeit is not None:
         n = len(record["seats"])
         record["forfeit"] = forfeit
+        record["forfeit_reason"] = getattr(policies[forfeit], "forfeit_reason", None) if policies else None
         record["ranks"] = [1 if s == forfeit else 0 for s in range(n)]
         record["winners"] = [s for s in range(n) if s != forfeit]
     if void is not None:
@@ -68,18 +79,26 @@ def add_llm_outcome(record: dict[str, Any], policies: list[Any], notes: list[dic
 
 
 def is_clean(record: dict[str, Any]) -> bool:
-    """True when no LLM seat of the game fell back or forfeited (every move was the model's own)."""
+    """True when no LLM seat of the game fell back (``CLEAN_NOTE``)."""
     return all(acc is None or acc["clean"] for acc in record.get("llm") or [])
 
 
+def headline_ratings(summary: dict[str, Any]) -> dict[str, Any]:
+    """The ratings a run's summary leads with: ``ratings_clean`` with LLM players, else ``ratings`` (also in a
+    summary written before ``headline_ratings`` existed)."""
+    return summary[summary.get("headline_ratings", "ratings")]
+
+
 def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per LLM policy: games, clean games, and each accounting counter summed over its games."""
+    """Per LLM policy: games, clean games, its settings (as its first game records them; ``None`` in a run
+    older than the settings), and each accounting counter summed over its games."""
     out: dict[str, dict[str, Any]] = {}
     for record in valid:
-        for name, acc in zip(record["seats"], record.get("llm") or []):
+        settings = record.get("llm_settings") or [None] * len(record["seats"])
+        for name, acc, mine_settings in zip(record["seats"], record.get("llm") or [], settings):
             if acc is None:
                 continue
-            mine = out.setdefault(name, {"games": 0, "clean_games": 0})
+            mine = out.setdefault(name, {"games": 0, "clean_games": 0, "settings": mine_settings})
             mine["games"] += 1
             mine["clean_games"] += acc["clean"]
             for key, value in acc.items():
@@ -96,15 +115,19 @@ def format_llm_table(llm: dict[str, dict[str, Any]], labels: dict[str, str] | No
     labels = labels or {}
     names = {spec: labels.get(spec, spec) for spec in llm}
     wide = max([len("LLM policy"), *map(len, names.values())]) + 2
-    lines = [f"{'LLM policy':<{wide}}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}{'illegal':>8}{'parse':>6}"
-             f"{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}{'s/call':>8}{'tools/move':>11}"]
+    lines = [f"{'LLM policy':<{wide}}{'preset':>10}{'listed':>7}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}"
+             f"{'forfeit':>8}{'illegal':>8}{'parse':>6}{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}"
+             f"{'s/call':>8}{'tools/move':>11}"]
     for name, acc in sorted(llm.items(), key=lambda item: names[item[0]]):
         moves, calls = acc.get("moves", 0), acc.get("attempts", 0)
         cost = f"{acc['cost']:.4f}" if "cost" in acc else "-"
         tools = _per(acc["tool_calls"], moves, 1) if "tool_calls" in acc else "-"  # tool-using players only
-        lines.append(f"{names[name]:<{wide}}{acc['games']:>6}{acc['clean_games']:>6}{moves:>7}"
-                     f"{acc.get('fallback_moves', 0) + acc.get('forfeit_moves', 0):>9}"
-                     f"{acc.get('illegal_replies', 0):>8}{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
+        settings = acc.get("settings") or {}  # none in a run older than the settings
+        listed = {True: "yes", False: "no", None: "-"}[settings.get("legal_list")]
+        lines.append(f"{names[name]:<{wide}}{settings.get('preset') or '-':>10}{listed:>7}{acc['games']:>6}"
+                     f"{acc['clean_games']:>6}{moves:>7}{acc.get('fallback_moves', 0):>9}"
+                     f"{acc.get('forfeit_moves', 0):>8}{acc.get('illegal_replies', 0):>8}"
+                     f"{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
                      f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('completion_tokens', 0), moves):>13}"
                      f"{cost:>9}{_per(acc.get('latency_s', 0.0), calls, 2):>8}{tools:>11}")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from tabletop_rl.arena.labels import policy_labels
+from tabletop_rl.arena.llm import headline_ratings
 
 __all__ = ["plot_ratings", "plot_win_rates"]
 
@@ -56,9 +57,11 @@ def plot_win_rates(summary: dict[str, Any], path: Path) -> bool:
 
 
 def plot_ratings(summary: dict[str, Any], path: Path) -> bool:
-    """Horizontal bars: each policy's rating with its 95% interval, best on top; an interval that means
+    """Horizontal bars: each policy's headline rating (``headline_ratings``: on the clean games with LLM
+    players) with its 95% interval, best on top; an interval that means
     nothing (``interval_note``) gets no error bar. Nothing is drawn (False) when there are no ratings."""
-    values = summary["ratings"]["values"]
+    rating = headline_ratings(summary)
+    values = rating["values"]
     if not values:
         return False
     labels = _labels(summary)
@@ -68,12 +71,12 @@ def plot_ratings(summary: dict[str, Any], path: Path) -> bool:
     ratings = [values[p]["rating"] for p in order]
     errors = [[values[p]["rating"] - values[p]["low"] if ok else 0.0 for p, ok in zip(order, shown)],
               [values[p]["high"] - values[p]["rating"] if ok else 0.0 for p, ok in zip(order, shown)]]
-    anchor = summary["ratings"]["anchor"]
+    anchor = rating["anchor"]
     xlabel = f"rating ({labels.get(anchor, anchor)} = 0)"
     if not all(shown):
         xlabel += "; no bar: interval n/a (too few games or zero width)"
-    title = (f"{summary['game']}: {summary['ratings']['method']} ratings, 95% intervals "
-             f"({summary['games']} games)")
+    games = f"{summary['clean_games']} clean games" if "clean_games" in summary else f"{summary['games']} games"
+    title = f"{summary['game']}: {rating['method']} ratings, 95% intervals ({games})"
     names = [labels[p] for p in order]
     width = max(5.0 + max(map(_text_width, names)), _text_width(title) + 0.6, _text_width(xlabel) + 0.6)
     fig = Figure(figsize=(width, 1.4 + 0.6 * len(order)), layout="constrained")

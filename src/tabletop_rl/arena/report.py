@@ -9,6 +9,11 @@ Policies are keyed by their full spec everywhere in the summary; ``labels`` give
 policy rated on fewer than ``MIN_RATED_GAMES`` games, or an interval of zero width) carries an
 ``interval_note`` saying why, and the table shows ``n/a`` with the reason instead of the numbers.
 
+With LLM players the summary also rates the clean games alone (``ratings_clean``; ``clean_note`` says what
+clean means) and names them the headline (``headline_ratings``): the table and the ratings plot show them,
+the ratings over every game go on a line below. Each LLM policy's ``settings`` (its preset among them) are in
+``llm``.
+
 >>> records = [{"index": 0, "seats": ["a", "b"], "ranks": [0, 1], "scores": [15, 9], "plies": 60,
 ...             "error": None, "truncated": False, "decisions": [30, 30], "time_s": [0.3, 0.03],
 ...             "nodes": [600, 0]}]
@@ -27,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.arena.labels import policy_labels
-from tabletop_rl.arena.llm import format_llm_table, is_clean, summarize_llm
+from tabletop_rl.arena.llm import CLEAN_NOTE, format_llm_table, headline_ratings, is_clean, summarize_llm
 from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.core.stats import Z95, wilson_interval
@@ -74,9 +79,10 @@ def summarize(records: list[dict[str, Any]], config: dict[str, Any]) -> dict[str
         "ratings": _ratings(valid, players, rows, config["num_players"]),
     }
     llm = summarize_llm(valid)
-    if llm or void:  # LLM players: accounting, and ratings on the games without a fallback move
+    if llm or void:  # LLM players: accounting, and the headline ratings on the games without a fallback move
         clean = [r for r in valid if is_clean(r)]
-        summary.update({"void": void, "llm": llm, "clean_games": len(clean),
+        summary.update({"void": void, "llm": llm, "clean_games": len(clean), "clean_note": CLEAN_NOTE,
+                        "headline_ratings": "ratings_clean",
                         "ratings_clean": _ratings(clean, players, _pair_results(clean, players),
                                                   config["num_players"])})
     return summary
@@ -196,7 +202,7 @@ def format_table(summary: dict[str, Any]) -> str:
         rate = f"{100 * p['win_rate']:.1f}%" if p["win_rate"] is not None else "-"
         lines.append(f"{pair:<{wide}}{p['games']:>6}{rate:>10}  {_ci(p['ci_low'], p['ci_high']):<15}"
                      f"{_pair(p['mean_points_a'], p['mean_points_b']):>13}{_num(p['mean_plies'], 1):>8}")
-    rating = summary["ratings"]
+    rating = headline_ratings(summary)
     wide = max([len("policy"), *map(len, labels.values())]) + 2
     specs = any(label != spec for spec, label in labels.items())
     lines += ["", f"{'policy':<{wide}}{'rating':>8}  {'95% CI':<21}{'win share':>10}{'points':>8}"
@@ -215,7 +221,7 @@ def format_table(summary: dict[str, Any]) -> str:
                      + (f"; n/a: an interval from fewer than {MIN_RATED_GAMES} games, or of zero width, means nothing"
                         if unshown else ""))
     if "llm" in summary:
-        lines += ["", format_llm_table(summary["llm"], labels), _clean_ratings_line(summary, labels)]
+        lines += ["", format_llm_table(summary["llm"], labels), _all_ratings_line(summary, labels)]
     return "\n".join(lines)
 
 
@@ -224,11 +230,15 @@ def _labels(summary: dict[str, Any]) -> dict[str, str]:
     return summary.get("labels") or policy_labels(summary["players"])
 
 
-def _clean_ratings_line(summary: dict[str, Any], labels: dict[str, str]) -> str:
-    values = summary["ratings_clean"]["values"]
+def _all_ratings_line(summary: dict[str, Any], labels: dict[str, str]) -> str:
+    """The ratings the table does not lead with: over every game when it leads with the clean ones."""
+    clean = summary.get("headline_ratings") == "ratings_clean"
+    values = summary["ratings" if clean else "ratings_clean"]["values"]
     shown = ", ".join(f"{labels[name]} {r['rating']:.0f} {_bounds(r)}" for name, r in values.items())
-    return (f"on the {summary['clean_games']} clean games (no LLM fallback move): {shown or '-'}; "
-            f"{summary['void']} void game(s) left to replay with --resume")
+    head = (f"ratings above: the {summary['clean_games']} clean games (no LLM fallback move; forfeits count); "
+            f"on all {summary['games'] - summary['crashed']} games" if clean
+            else f"on the {summary['clean_games']} clean games (no LLM fallback move)")
+    return f"{head}: {shown or '-'}; {summary['void']} void game(s) left to replay with --resume"
 
 
 def _ci(low: float, high: float) -> str:

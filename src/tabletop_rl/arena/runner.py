@@ -1,4 +1,5 @@
-"""Run a tournament: schedule the games, play them in worker processes, append each to ``games.jsonl``.
+"""Run a tournament: schedule the games, play them in worker processes (or on Ray: ``arena/ray_backend.py``),
+append each to ``games.jsonl``.
 
 >>> summary = run_arena(players=["random", "greedy"], games=2, jobs=1, out=tmp_dir(), progress=False)
 >>> summary["games"]
@@ -7,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import tempfile
@@ -15,6 +17,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
@@ -33,7 +36,12 @@ from tabletop_rl.arena.warmup import check_policies, warm_policy
 from tabletop_rl.core.game import step_entry
 from tabletop_rl.games import check_options, game_class, policy_game
 
-__all__ = ["default_out_dir", "play_match", "run_arena", "tmp_dir"]
+__all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
+
+#: Where the games are played: worker processes on this machine, or tasks on a Ray cluster.
+BACKENDS = ("process", "ray")
+#: Read by Ray when it is imported: "0" makes a local instance bind to 127.0.0.1 only.
+_RAY_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 # Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
 _POLICIES: dict[tuple[str, str, int], Any] = {}
@@ -145,7 +153,8 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
 def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greedy"), games: int = 10,
               seed: int = 0, jobs: int = 2, out: Path | str | None = None, resume: bool = False,
               num_players: int = 2, max_plies: int | None = None, options: dict[str, Any] | None = None,
-              progress: bool = True, log: IO[str] | None = None) -> dict[str, Any]:
+              progress: bool = True, log: IO[str] | None = None, backend: str = "process",
+              address: str | None = None) -> dict[str, Any]:
     """Play every scheduled game not yet in ``out/games.jsonl``, then write and return the summary.
 
     ``games`` is per table (see ``schedule``); ``options`` are the game's (its ``option_names``). ``resume=True``
@@ -153,6 +162,10 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     differ). ``ValueError`` for bad arguments, and for a policy that cannot make the first move of this game
     and player count: before anything is written, every policy plays one untimed move (``arena/warmup.py``),
     which also compiles numba's kernels here, once, for the workers to load.
+
+    ``backend="ray"`` plays the games as Ray tasks (``jobs`` in flight) on the cluster at ``address`` (``None``:
+    the Ray this process has joined, else a new local instance bound to 127.0.0.1); this process still writes
+    every file, so resuming works across backends. Needs the [ray] extra (docs/arena.md).
     """
     options = check_options(game, options)
     rules = game_class(game)
@@ -163,6 +176,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    _check_backend(backend, address)
     names = _canonical_players(players, game, num_players)
     cap = max_plies if max_plies is not None else rules.default_max_plies
     stream = (log or sys.stderr) if progress else None
@@ -170,24 +184,26 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
     # so the workers load numba's cache rather than each compiling again.
     check_policies(game, {name: _POLICIES[(game, name, threading.get_ident())] for name in names}, num_players,
                    cap, options, stream)
-    threads = any(arena_llm.is_llm(_POLICIES[(game, name, threading.get_ident())]) for name in names)
+    llm = [name for name in names if arena_llm.is_llm(_POLICIES[(game, name, threading.get_ident())])]
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     config: dict[str, Any] = {"game": game, "players": names, "games": games, "seed": seed,
                               "num_players": num_players, "max_plies": cap,
                               **({"options": options} if options else {})}  # absent when empty: older runs still resume
-    with hold_run_folder(out, create=not resume):  # one run writes a run folder at a time
+    with _games_on(backend, address, game, names, llm, stream) as play_all, \
+            hold_run_folder(out, create=not resume):  # one run writes a run folder at a time
         records = prepare_run(out, config, resume, check=_scheduled_in(matches, game))
         done = {r["index"] for r in records}
         todo = [m for m in matches if m.index not in done]
         bar = None
         if stream is not None:
             print(f"arena {game}: {', '.join(names)}; {games} games per table, {num_players} players, seed {seed}, "
-                  f"{jobs} jobs -> {out}" + (f" (resuming: {len(done)} done)" if resume else ""), file=stream)
+                  f"{jobs} jobs{' on Ray' if backend == 'ray' else ''} -> {out}"
+                  + (f" (resuming: {len(done)} done)" if resume else ""), file=stream)
             # the first game of each worker carries its start-up: the time left is measured after them
             bar = Progress(len(matches), len(done), stream=log, settle=min(jobs, max(len(todo), 1)))
         with open_games(out) as fh:
-            for record in _play_all(todo, game, num_players, cap, options, jobs, threads):
+            for record in play_all(todo, game, num_players, cap, options, jobs, bool(llm)):
                 if not record.get("void"):  # a void game is not written, so --resume plays it again
                     append_game(fh, record)
                 records.append(record)
@@ -201,6 +217,29 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
         except OSError as e:
             raise RunFolderError.from_os("write", e.filename or f"the summary and plots in {out}", e,
                                          f"every game is kept in {GAMES_FILE}; --resume writes them again") from None
+
+
+def _check_backend(backend: str, address: str | None) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError(f"address={address!r} needs backend='ray'")
+
+
+def _games_on(backend: str, address: str | None, game: str, specs: list[str], llm: list[str],
+              stream: IO[str] | None) -> AbstractContextManager[Callable[..., Iterator[dict[str, Any]]]]:
+    """The function that plays the games (``_play_all``'s arguments and records), for the block."""
+    if backend == "process":
+        return nullcontext(_play_all)
+    if address is None:  # a local instance: nothing of it may listen beyond this machine
+        os.environ.setdefault(_RAY_LOOPBACK_ENV, "0")
+    try:
+        from tabletop_rl.arena import ray_backend
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] != "ray":
+            raise
+        raise ValueError('backend ray needs Ray, which is not installed: pip install -e ".[ray]"') from None
+    return ray_backend.ray_games(address, game, specs, llm, play_match, stream)
 
 
 def _scheduled_in(matches: list[Match], game: str) -> Callable[[dict[str, Any]], str | None]:

@@ -425,7 +425,36 @@ def test_spec_options_reach_the_policy():
                       "fallback=greedy,legal_list=false,mode=json_object")
 
 
+def test_without_a_preset_the_defaults_are_as_before():
+    p = make_policy("llm:base_url=http://127.0.0.1:9/v1", game="splendor", seed=0)
+    assert (p.preset, p.fallback, p.legal_list, p.max_retries) == ("", "random", True, 2)
+    assert p.settings["preset"] is None and p.name == "llm:base_url=http://127.0.0.1:9/v1"
+
+
+def test_a_preset_fixes_its_settings_and_names_itself_in_the_spec():
+    p = make_policy("llm:base_url=http://127.0.0.1:9/v1,preset=benchmark,legal_list=false", game="splendor", seed=0)
+    assert (p.fallback, p.legal_list, p.max_retries) == ("forfeit", False, 3)
+    assert p.settings == {"preset": "benchmark", "fallback": "forfeit", "legal_list": False, "max_retries": 3,
+                          "model": "openai/gpt-4o-mini", "temperature": 0.2, "max_tokens": 1000,
+                          "reasoning_chars": 600, "mode": "auto"}
+    assert "preset=benchmark" in p.name
+
+
+def test_the_benchmark_preset_forfeits_after_three_retries_with_the_reason():
+    game = fresh()
+    p = LLMPolicy(backend=Scripted("a", "b", "c", "d"), preset="benchmark")
+    with pytest.raises(ForfeitError, match=r"forfeits: no usable reply in 4 attempt\(s\), last error: no JSON"):
+        act(p, game)
+    assert p.moves[0].source == "forfeit" and p.accounting["clean"]
+    assert p.forfeit_reason.startswith("no usable reply in 4 attempt(s)")
+    assert "0: take:" not in p.client.backend.requests[0].messages[1]["content"]
+
+
 @pytest.mark.parametrize("spec, problem", [
+    ("llm:preset=kaggle", "preset='kaggle' is not one of benchmark, textarena"),
+    ("llm:preset=benchmark,fallback=random", "preset=benchmark sets fallback=forfeit, legal_list=false, "
+                                             "max_retries=3; drop fallback=random or the preset"),
+    ("llm:preset=textarena,legal_list=false,max_retries=4", "drop legal_list=false, max_retries=4 or the preset"),
     ("llm:fallback=coinflip,base_url=http://127.0.0.1:9/v1", "fallback='coinflip' is not one of random"),
     ("llm:mode=xml,base_url=http://127.0.0.1:9/v1", "mode='xml' is not one of auto"),
     ("llm:max_retries=-1,base_url=http://127.0.0.1:9/v1", "max_retries must be >= 0"),

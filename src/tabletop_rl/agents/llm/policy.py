@@ -4,7 +4,9 @@ Each decision sends a fixed system prompt (the rules, the reply format) and a us
 position from the player's seat; the reply is JSON ``{"reasoning": str, "action": ...}``. A reply that
 cannot be parsed or names an illegal move is re-prompted with the exact error and the previous reply,
 up to ``max_retries`` times; then the ``fallback`` moves (``random``, ``greedy``, or ``forfeit``, which
-raises ``ForfeitError`` so the game is scored as a loss). Every move is accounted in ``policy.moves``
+raises ``ForfeitError`` so the game is scored as a loss). A ``preset`` (``LLM_PRESETS``) fixes the settings
+that decide how a game is scored and what the model is shown, so results compare with other LLM game
+benchmarks; ``policy.settings`` states them for the records. Every move is accounted in ``policy.moves``
 (``policy.accounting`` sums them): attempts, parse failures, illegal and truncated replies, tokens,
 cost, latency. Network faults are retried by ``ChatClient``; ``FatalLLMError`` (a refused request)
 stops the match and ``LLMUnavailableError`` (retries spent) makes it void.
@@ -53,9 +55,9 @@ from tabletop_rl.agents.registry import Option, make_policy
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
-__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
-           "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "chat_client", "parse_reply",
-           "summarize_moves"]
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt",
+           "LLMError", "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "chat_client",
+           "parse_reply", "preset_settings", "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
@@ -63,15 +65,28 @@ FINAL_ANSWER = "FINAL ANSWER:"
 #: server refuses a ``response_format``.
 _MODES = ("json_schema", "json_object", "text")
 _FALLBACKS = ("random", "greedy", "forfeit")
-#: Spec options (``llm:model=...,temperature=0.2``) with their defaults; see docs/llm.md.
+#: The settings without a preset: a failed reply falls back to a random move, and the legal moves are listed.
+_NO_PRESET: dict[str, Any] = {"fallback": "random", "legal_list": True, "max_retries": 2}
+#: Named presets (``preset=NAME``): each fixes the settings that decide how a game is scored and what the
+#: model sees, as the harness it is named after does (docs/llm.md, "Comparable numbers"). Both forfeit:
+#: benchmarks score a player without a legal move as the loser, never as a random move.
+LLM_PRESETS: dict[str, dict[str, Any]] = {
+    # Kaggle Game Arena: no list of legal moves, a few "rethink" prompts after an illegal move, then a loss.
+    "benchmark": {"fallback": "forfeit", "legal_list": False, "max_retries": 3},
+    # TextArena: the legal moves in the observation, one re-prompt (its default error_allowance), then a loss.
+    "textarena": {"fallback": "forfeit", "legal_list": True, "max_retries": 1},
+}
+#: Spec options (``llm:model=...,temperature=0.2``) with their defaults; see docs/llm.md. ``None``: the
+#: preset's value, or ``_NO_PRESET``'s without one.
 LLM_OPTIONS = (
     Option("model", str, "openai/gpt-4o-mini"),
     Option("base_url", str, DEFAULT_BASE_URL),
     Option("temperature", float, 0.2),
     Option("max_tokens", int, 1000),        # completion limit per reply
-    Option("max_retries", int, 2),          # re-prompts after an unusable reply, then the fallback
-    Option("fallback", str, "random"),      # random | greedy | forfeit
-    Option("legal_list", bool, True),       # list the legal moves (and constrain "action" to their ids)
+    Option("preset", str, ""),              # "" | benchmark | textarena: fixes the three options below
+    Option("max_retries", int, None),       # re-prompts after an unusable reply, then the fallback (2)
+    Option("fallback", str, None),          # random | greedy | forfeit (random)
+    Option("legal_list", bool, None),       # list the legal moves, constrain "action" to their ids (true)
     Option("reasoning_chars", int, 600),    # maxLength of "reasoning" in the JSON schema
     Option("mode", str, "auto"),            # auto | json_schema | json_object | text
     Option("timeout", float, 60.0),         # seconds per HTTP request
@@ -248,7 +263,8 @@ class MoveRecord:
 
 def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
     """Per-game totals: moves by source, the counters summed, cost (``None`` if never reported),
-    latency, replies per mode, and ``clean`` (no fallback move and no forfeit).
+    latency, replies per mode, and ``clean``: no move was made for the model by a fallback policy. A forfeit
+    leaves a game clean: losing it is the model's own result (its replies were unusable), as benchmarks score it.
 
     >>> summarize_moves([MoveRecord(0, 0, attempts=2, source="fallback")])["fallback_moves"]
     1
@@ -264,7 +280,7 @@ def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
         if m.mode is not None:
             modes[m.mode] = modes.get(m.mode, 0) + m.attempts
     totals["modes"] = modes
-    totals["clean"] = totals["fallback_moves"] == 0 and totals["forfeit_moves"] == 0
+    totals["clean"] = totals["fallback_moves"] == 0
     return totals
 
 
@@ -285,7 +301,8 @@ def _is_loopback(base_url: str) -> bool:
 
 
 class LLMPolicy(BasePolicy):
-    """A chat model behind an OpenAI-compatible API; options as in ``LLM_OPTIONS`` (docs/llm.md).
+    """A chat model behind an OpenAI-compatible API; options as in ``LLM_OPTIONS`` (docs/llm.md). ``fallback``,
+    ``legal_list`` and ``max_retries`` left at ``None`` come from ``preset`` (``preset_settings``).
 
     Python-only keywords: ``api_key`` (else the environment), ``backend`` (replaces the ``openai`` SDK,
     e.g. a scripted fake), ``prompt`` (a ``GamePrompt``; else found from the game), ``extra_headers`` and
@@ -294,17 +311,20 @@ class LLMPolicy(BasePolicy):
 
     def __init__(self, name: str = "llm", seed: int | None = None, *, model: str = "openai/gpt-4o-mini",
                  base_url: str = DEFAULT_BASE_URL, temperature: float = 0.2, max_tokens: int = 1000,
-                 max_retries: int = 2, fallback: str = "random", legal_list: bool = True,
-                 reasoning_chars: int = 600, mode: str = "auto", timeout: float = 60.0, net_retries: int = 6,
-                 backoff: float = 1.0, concurrency: int = 8, cache: str = "", api_key_env: str = "",
-                 api_key: str | None = None, backend: ChatBackend | None = None, prompt: GamePrompt | None = None,
+                 preset: str = "", max_retries: int | None = None, fallback: str | None = None,
+                 legal_list: bool | None = None, reasoning_chars: int = 600, mode: str = "auto",
+                 timeout: float = 60.0, net_retries: int = 6, backoff: float = 1.0, concurrency: int = 8,
+                 cache: str = "", api_key_env: str = "", api_key: str | None = None,
+                 backend: ChatBackend | None = None, prompt: GamePrompt | None = None,
                  extra_headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(name, seed)
-        _check_options(fallback=fallback, mode=mode, max_retries=max_retries, max_tokens=max_tokens,
+        fixed = preset_settings(preset, fallback=fallback, legal_list=legal_list, max_retries=max_retries)
+        _check_options(fallback=fixed["fallback"], mode=mode, max_retries=fixed["max_retries"], max_tokens=max_tokens,
                        reasoning_chars=reasoning_chars, timeout=timeout, net_retries=net_retries, backoff=backoff)
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
-        self.max_retries, self.fallback, self.legal_list = max_retries, fallback, legal_list
+        self.preset = preset
+        self.max_retries, self.fallback, self.legal_list = fixed["max_retries"], fixed["fallback"], fixed["legal_list"]
         self.reasoning_chars = reasoning_chars
         self.auto_mode = mode == "auto"
         self.mode = _MODES[0] if self.auto_mode else mode
@@ -326,6 +346,23 @@ class LLMPolicy(BasePolicy):
     def accounting(self) -> dict[str, Any]:
         """Totals over this game's moves (``summarize_moves``)."""
         return summarize_moves(self.moves)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What decides how comparable this player's results are: the preset (``None`` without one), how a
+        failed reply is scored, whether the legal moves are listed, and what the model is asked with."""
+        return {"preset": self.preset or None, "fallback": self.fallback, "legal_list": self.legal_list,
+                "max_retries": self.max_retries, "model": self.model, "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "reasoning_chars": self.reasoning_chars,
+                "mode": "auto" if self.auto_mode else self.mode}
+
+    @property
+    def forfeit_reason(self) -> str | None:
+        """Why this game's last decision was forfeited (``None`` when it was not)."""
+        last = self.moves[-1] if self.moves else None
+        if last is None or last.source != "forfeit":
+            return None
+        return f"no usable reply in {last.attempts} attempt(s), last error: {last.errors[-1]}"
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         game, seat = info.get("game"), info.get("player")
@@ -398,8 +435,7 @@ class LLMPolicy(BasePolicy):
                    record: MoveRecord) -> int:
         if self.fallback == "forfeit":
             record.source = "forfeit"
-            raise ForfeitError(f"{self.name} (seat {record.seat}) forfeits: no usable reply in "
-                               f"{record.attempts} attempts, last error: {record.errors[-1]}", record.seat)
+            raise ForfeitError(f"{self.name} (seat {record.seat}) forfeits: {self.forfeit_reason}", record.seat)
         record.source = "fallback"
         if self.fallback == "random":
             legal = np.flatnonzero(mask)
@@ -407,6 +443,32 @@ class LLMPolicy(BasePolicy):
         if self._fallback_policy is None:
             self._fallback_policy = make_policy("greedy", game=prompt.game)
         return self._fallback_policy.act(observation, mask, info)
+
+
+def preset_settings(preset: str, **given: Any) -> dict[str, Any]:
+    """``fallback``, ``legal_list`` and ``max_retries``: the given ones (``None``: not given) over the preset's.
+
+    A preset's settings are what a record naming it promises, so a given one that differs is an error.
+
+    >>> preset_settings("benchmark", fallback=None, legal_list=None, max_retries=None)["legal_list"]
+    False
+    >>> preset_settings("", fallback="greedy", legal_list=None, max_retries=None)["fallback"]
+    'greedy'
+    """
+    if preset and preset not in LLM_PRESETS:
+        raise ValueError(f"preset={preset!r} is not one of {', '.join(LLM_PRESETS)}")
+    base = LLM_PRESETS[preset] if preset else _NO_PRESET
+    clashes = [f"{key}={_spec_text(value)}" for key, value in given.items()
+               if preset and value is not None and value != base[key]]
+    if clashes:
+        fixed = ", ".join(f"{key}={_spec_text(value)}" for key, value in base.items())
+        raise ValueError(f"preset={preset} sets {fixed}; drop {', '.join(clashes)} or the preset")
+    return {key: base[key] if given.get(key) is None else given[key] for key in base}
+
+
+def _spec_text(value: Any) -> str:
+    """A value as a spec writes it (``false``, not ``False``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _check_options(**values: Any) -> None:

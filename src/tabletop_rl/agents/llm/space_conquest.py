@@ -47,11 +47,14 @@ from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 __all__ = ["NUDGE", "SPACE_CONQUEST_LLM_OPTIONS", "ToolLLMPolicy", "system_prompt"]
 
 _FALLBACKS = ("heuristic", "pass")
-#: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it (the
-#: fallback here is ``heuristic`` or ``pass``) and the per-turn tool-call budget.
+#: Defaults of its own: the fallback here is ``heuristic`` or ``pass``, and no preset applies (the presets
+#: forfeit, which a game of simultaneous orders has no way to score yet).
+_OWN_DEFAULTS = {"fallback": "heuristic", "max_retries": 2}
+#: The tool-using LLM player's spec options: the Splendor ``llm`` options that apply to it and the per-turn
+#: tool-call budget.
 SPACE_CONQUEST_LLM_OPTIONS = tuple(
-    replace(o, default="heuristic") if o.name == "fallback" else o
-    for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode")) + (
+    replace(o, default=_OWN_DEFAULTS[o.name]) if o.name in _OWN_DEFAULTS else o
+    for o in LLM_OPTIONS if o.name not in ("legal_list", "reasoning_chars", "mode", "preset")) + (
     Option("max_tool_calls", int, MAX_TOOL_CALLS),)
 _MODE = "tools"  # the record's ``mode``: replies come as function calls, not as a response format
 _LOSS_RULES = {
@@ -121,6 +124,14 @@ class ToolLLMPolicy(SpaceConquestPolicy):
     def accounting(self) -> dict[str, Any]:
         """Totals over this game's turns (``summarize_moves``) plus ``tool_calls``."""
         return {**summarize_moves(self.moves), "tool_calls": sum(m.tool_calls for m in self.moves)}
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What the records state about this player, as ``LLMPolicy.settings`` (no preset; orders are
+        free-form JSON checked by a tool, so ``legal_list`` does not apply)."""
+        return {"preset": None, "fallback": self.fallback, "legal_list": None, "max_retries": self.max_retries,
+                "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "max_tool_calls": self.max_tool_calls, "mode": _MODE}
 
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> dict[str, Any]:
         game, seat = info.get("game"), info.get("player")

@@ -19,6 +19,7 @@ from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
     bought_cards,
+    deck_cards,
     market_row,
     player_nobles,
     position_from_json,
@@ -263,6 +264,25 @@ class SplendorGame(TurnBased):
         """Cards left in the level 1, 2 and 3 decks."""
         return [R.LEVEL_SIZE[lv] - int(self.state[R.DECK_DRAWN + lv]) for lv in range(3)]
 
+    def deck(self, level: int) -> list[int]:
+        """The cards left in the ``level`` (1-3) deck, top first. Hidden from every player: it is for the chance
+        nodes that decide each card drawn (``put_on_top``) and for tests, never for a policy."""
+        return deck_cards(self.state, _check_level(level))
+
+    def put_on_top(self, level: int, card: int) -> None:
+        """Make ``card``, one of the cards left in the ``level`` (1-3) deck, the next one that deck deals.
+
+        The hook for an explicit chance node "the next card of level L is X" (the OpenSpiel game,
+        docs/openspiel_textarena.md); ``ValueError`` unless ``card`` is in that deck.
+        """
+        lv = _check_level(level) - 1
+        top = R.DECK + R.LEVEL_START[lv] + int(self.state[R.DECK_DRAWN + lv])
+        found = np.flatnonzero(self.state[top: R.DECK + R.LEVEL_START[lv] + R.LEVEL_SIZE[lv]] == card)
+        if not found.size:
+            raise ValueError(f"card {quote(card)} is not in the level {level} deck")
+        at = top + int(found[0])
+        self.state[at], self.state[top] = self.state[top], card
+
     def clone(self) -> SplendorGame:
         return SplendorGame._from_state(self.state.copy())
 
@@ -299,6 +319,12 @@ class SplendorGame(TurnBased):
     def __repr__(self) -> str:
         status = "over" if self.is_over else f"player {self.current_player} to act ({self.phase})"
         return f"SplendorGame({self.num_players} players, ply {self.ply}, scores {self.scores}, {status})"
+
+
+def _check_level(level: Any) -> int:
+    if isinstance(level, bool) or level not in (1, 2, 3):
+        raise ValueError(f"level must be 1, 2 or 3, got {quote(level)}")
+    return int(level)
 
 
 # --- illegal-move explanations ------------------------------------------------------------

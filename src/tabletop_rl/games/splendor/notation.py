@@ -17,8 +17,8 @@ import numpy as np
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["bought_cards", "market_row", "player_nobles", "position_from_json", "position_to_dict", "reserved_cards",
-           "table_nobles"]
+__all__ = ["bought_cards", "deck_cards", "market_row", "player_nobles", "position_from_json", "position_to_dict",
+           "reserved_cards", "table_nobles"]
 
 _TOP_KEYS = ("num_players", "current_player", "start_player", "phase", "final_round", "ply",
              "passes_in_a_row", "max_plies", "bank", "market", "decks", "nobles", "players")
@@ -48,7 +48,7 @@ def reserved_cards(state: np.ndarray, p: int) -> list[tuple[int, bool]]:
     return [(int(state[b + R.P_RESERVED + i]), bool((blind >> i) & 1)) for i in range(int(state[b + R.P_NRESERVED]))]
 
 
-def _deck_cards(state: np.ndarray, level: int) -> list[int]:
+def deck_cards(state: np.ndarray, level: int) -> list[int]:
     """Cards left in the deck of ``level`` (1..3), top first."""
     lv = level - 1
     start = R.DECK + R.LEVEL_START[lv]
@@ -88,7 +88,7 @@ def position_to_dict(state: np.ndarray) -> dict[str, Any]:
         "max_plies": None if cap < 0 else int(cap),
         "bank": _tokens_to_dict(state[R.BANK: R.BANK + 6]),
         "market": {lv: market_row(state, int(lv)) for lv in _LEVELS},
-        "decks": {lv: _deck_cards(state, int(lv)) for lv in _LEVELS},
+        "decks": {lv: deck_cards(state, int(lv)) for lv in _LEVELS},
         "nobles": table_nobles(state),
         "players": players,
     }

@@ -1,0 +1,103 @@
+"""Splendor as an OpenSpiel game (envs/openspiel.py): OpenSpiel's own checks, the chance nodes, what each seat's
+strings and tensors hold, and the resampler ISMCTS uses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
+
+from tabletop_rl.envs.openspiel import GAME_NAME, NOBLE_OUTCOME  # noqa: E402
+
+pytestmark = pytest.mark.openspiel
+RESERVE_DECK_1 = 42  # reserve_deck:1
+
+
+def deal(num_players: int = 2):
+    """A state just after the deal, every chance outcome the lowest one offered."""
+    state = pyspiel.load_game(GAME_NAME, {"players": num_players}).new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    return state
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_random_sim_test_passes(num_players):
+    pyspiel.random_sim_test(pyspiel.load_game(GAME_NAME, {"players": num_players}), num_sims=2, serialize=True,
+                            verbose=False)
+
+
+def test_bad_parameters_get_one_line():
+    with pytest.raises(Exception, match="players must be 2, 3 or 4, got 5"):
+        pyspiel.load_game(GAME_NAME, {"players": 5})
+
+
+def test_the_deal_and_each_draw_are_uniform_chance_nodes():
+    state = pyspiel.load_game(GAME_NAME).new_initial_state()
+    outcomes = state.chance_outcomes()
+    assert [a for a, _ in outcomes] == list(range(NOBLE_OUTCOME, NOBLE_OUTCOME + 10))
+    assert sum(p for _, p in outcomes) == pytest.approx(1.0)
+    state = deal()
+    assert len(state.history()) == 3 + 12 and state.current_player() == 0
+    state.apply_action(state.legal_actions()[0] if RESERVE_DECK_1 not in state.legal_actions() else RESERVE_DECK_1)
+    assert state.is_chance_node()  # the card drawn is decided now, never by a stored deck order
+    assert [a for a, _ in state.chance_outcomes()] == list(range(4, 40))  # the level-1 cards not dealt
+
+
+def blind_reserve(card: int):
+    """Seat 0 reserves blind from the level-1 deck and gets ``card``."""
+    state = deal()
+    state.apply_action(RESERVE_DECK_1)
+    state.apply_action(card)
+    return state
+
+
+def test_a_blind_reserve_reaches_only_its_owner():
+    a, b = blind_reserve(10), blind_reserve(20)
+    assert a.information_state_string(1) == b.information_state_string(1)
+    assert a.observation_string(1) == b.observation_string(1)
+    assert np.array_equal(a.observation_tensor(1), b.observation_tensor(1))
+    assert a.information_state_string(0) != b.information_state_string(0)
+    assert a.observation_string(0) != b.observation_string(0)
+    assert "seat 0 draws a level-1 card into the reserve" in a.information_state_string(1)
+
+
+def test_the_observer_gives_our_observation_and_the_seat_view():
+    state = deal(3)
+    game = state.splendor
+    assert np.array_equal(state.observation_tensor(2), game.observe(2))
+    assert state.observation_string(2) == game.render(viewer=2)
+
+
+def test_resampling_keeps_the_information_state_and_a_true_history():
+    state = blind_reserve(10)
+    state.apply_action(state.legal_actions()[0])  # seat 1 to act: seat 0's reserve is hidden from it
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    seen = set()
+    for _ in range(20):
+        other = state.resample_from_infostate(1, sampler)
+        assert other.information_state_string(1) == state.information_state_string(1)
+        changed = [i for i, (x, y) in enumerate(zip(state.history(), other.history())) if x != y]
+        assert changed in ([], [16])  # only the blind draw differs
+        seen.add(other.history()[16])
+    assert len(seen) > 1
+
+
+def test_ismcts_plays_with_our_resampler():
+    state = blind_reserve(10)
+    game = state.get_game()
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)), 2.0, 20,
+                           random_state=np.random.RandomState(0))
+    assert bot.step(state) in state.legal_actions()
+
+
+def test_returns_per_seat_at_the_end():
+    state = pyspiel.load_game(GAME_NAME, {"players": 3}).new_initial_state()
+    rng = np.random.default_rng(3)
+    while not state.is_terminal():
+        choices = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        state.apply_action(int(rng.choice(choices)))
+    assert state.returns() == state.splendor.end_rewards()
+    assert sum(state.returns()) == pytest.approx(0.0) and len(state.returns()) == 3
