@@ -34,7 +34,7 @@ def play_game(task: tuple[str, str, int, bool]) -> dict:
     game = SplendorGame(2, seed=seed)
     while not game.is_over:
         seat = game.current_player
-        game.step(policies[seat].act(None, game.legal_mask(), {"game": game, "player": seat}))
+        game.step(policies[seat].act(game.observe(seat), game.legal_mask(), {"game": game, "player": seat}))
     seat_a, seat_b = (1, 0) if swap else (0, 1)
     winners = game.winners
     outcome = 0.5 if len(winners) != 1 else float(winners == [seat_a])
@@ -94,7 +94,9 @@ def main() -> None:
             start = time.perf_counter()
             tasks = [(a, b, args.seed + i // 2, i % 2 == 1) for i in range(args.games)]
             rows.append(summarise(a, b, pool.map(play_game, tasks, chunksize=1)))
-            print(f"{a} vs {b}: {args.games} games in {time.perf_counter() - start:.0f} s", flush=True)
+            # each row as soon as it is measured, so a later pair's failure loses nothing
+            print(f"{a} vs {b}: {args.games} games in {time.perf_counter() - start:.0f} s: {' | '.join(rows[-1][1:])}",
+                  flush=True)
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))

@@ -3,6 +3,7 @@ terminal play driven through standard input, and replays."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -226,6 +227,14 @@ def test_games_with_their_own_options_have_help_and_are_listed(command):
 def test_play_space_conquest_is_handed_its_own_arguments():
     result = tabletop("play", "space-conquest", "--mode", "sideways")
     assert result.returncode == 2 and "--mode" in result.stderr
+
+
+def test_splendor_default_tournament_has_the_strongest_agent_where_torch_can_load_it():
+    from tabletop_rl.cli import _default_players
+
+    baselines = ["random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"]
+    strongest = ["az:default,simulations=200"] if importlib.util.find_spec("torch") else []
+    assert _default_players("splendor") == baselines + strongest
 
 
 def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):

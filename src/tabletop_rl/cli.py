@@ -32,9 +32,11 @@ from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_l
 __all__ = ["main", "split_specs"]
 
 _DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; docs/arena.md says how long the default takes
-#: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets).
+#: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets),
+#: and the strongest agent, az, where its extra ([train]: torch loads its network) is installed.
 _DEFAULT_PLAYERS = {
-    "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"),
+    "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
+                 "az:default,simulations=200"),
     "klaverjas": ("random", "heuristic", "search:samples=4"),
     "space-conquest": ("random", "heuristic"),
 }

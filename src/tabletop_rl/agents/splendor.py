@@ -2,8 +2,9 @@
 ``expectiminimax`` and ``mcts`` (``agents/search/splendor.py``), ``llm`` (a chat model with the Splendor
 prompt of ``agents/llm/splendor.py``) and ``ppo`` (a saved model: a ``.pt`` checkpoint of ``tabletop train
 splendor`` or a MaskablePPO zip; ``ppo:default`` is the shipped 2-player zip) and ``az`` (PUCT search guided by a
-``.pt`` policy-and-value network, ``agents/search/splendor_puct.py``). The registry imports this module on the
-first lookup for ``splendor``.
+``.pt`` policy-and-value network, ``agents/search/splendor_puct.py``; ``az:default`` is the shipped 2-player
+network trained by search-guided self-play). The registry imports this module on the first lookup for
+``splendor``.
 
 >>> from tabletop_rl.agents import known_policies
 >>> [name for name in known_policies("splendor")]
@@ -23,15 +24,22 @@ from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, net_from_state_d
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, GREEDY_WEIGHT_NAMES, GreedyPolicy
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
-__all__ = ["default_ppo_model_path"]
+__all__ = ["default_az_model_path", "default_ppo_model_path"]
 
-#: The shipped 2-player model (``ppo:default``), under ``tabletop_rl/data``.
+#: The shipped 2-player models under ``tabletop_rl/data``: ``ppo:default`` (MaskablePPO) and ``az:default``
+#: (search-guided self-play; docs/training.md has the model cards).
 _DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
+_DEFAULT_AZ_MODEL = "az_splendor_2p.pt"
 
 
 def default_ppo_model_path() -> Path:
-    """The shipped 2-player MaskablePPO zip (``ppo:default``, and ``az:default``'s network)."""
+    """The shipped 2-player MaskablePPO zip (``ppo:default``, and ``--algo az``'s ``--init default``)."""
     return Path(str(resources.files("tabletop_rl") / "data" / _DEFAULT_PPO_MODEL))
+
+
+def default_az_model_path() -> Path:
+    """The shipped 2-player network of ``az:default`` (a ``tabletop-ppo/1`` checkpoint without optimizer)."""
+    return Path(str(resources.files("tabletop_rl") / "data" / _DEFAULT_AZ_MODEL))
 
 
 def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
@@ -44,11 +52,11 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
     return PPOPolicy(name, seed, resolved, expected)
 
 
-def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 200,
+def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 2000,
                     budget_ms: float | None = None, c: float = 1.5) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
-    ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the network of ``ppo:default``)."""
-    resolved = default_ppo_model_path() if path == "default" else Path(path)
+    ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the shipped network of ``--algo az``)."""
+    resolved = default_az_model_path() if path == "default" else Path(path)
     meta, state = network_state(resolved)
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
@@ -69,7 +77,7 @@ register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
 # A saved model (tabletop train splendor: .pt; --algo sb3: .zip); torch (and sb3-contrib) load with it.
 register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
-# alone); az:default searches with ppo:default's network.
+# alone); az:default searches with the shipped network trained by search-guided self-play.
 register_policy("splendor", "az", _load_az_policy,
-                (Option("path", str, "default"), Option("simulations", int, 200), Option("budget_ms", float, None),
+                (Option("path", str, "default"), Option("simulations", int, 2000), Option("budget_ms", float, None),
                  Option("c", float, 1.5)), positional="path")

@@ -141,10 +141,17 @@ def test_az_loads_a_checkpoint_of_the_ppo_loop_and_refuses_what_it_cannot_search
         make_policy(f"az:{three}", game="splendor")
 
 
-def test_az_default_searches_with_the_shipped_ppo_network():
-    pytest.importorskip("sb3_contrib")
+def test_az_default_is_the_shipped_self_play_network_and_its_raw_mode_is_ppo_on_the_same_file():
+    pytest.importorskip("torch")
+    from tabletop_rl.agents.ppo import load_checkpoint
+    from tabletop_rl.agents.splendor import default_az_model_path
+    from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION
+
+    shipped = load_checkpoint(default_az_model_path())
+    assert shipped["meta"]["algo"] == "az" and shipped["meta"]["num_players"] == 2
+    assert shipped["meta"]["observation_version"] == OBSERVATION_VERSION and shipped["optimizer"] == {}
     raw = make_policy("az:default,simulations=0", game="splendor")
-    ppo = make_policy("ppo:default", game="splendor")
+    ppo = make_policy(f"ppo:{default_az_model_path()}", game="splendor")
     for seed in range(4):
         g = random_game(2, seed, plies=4 + 5 * seed)
         seat = g.current_player
