@@ -333,8 +333,9 @@ class _Pool:
             limits = _llm_limits(llm_specs, game)
             name = f"tabletop-arena-slots-{uuid.uuid4().hex}"
             self.slots = ray.remote(num_cpus=0)(_Slots).options(name=name).remote(limits)
-            actor = ray.remote(num_cpus=0, max_concurrency=_LLM_GAMES_PER_WORKER, max_restarts=_RETRIES,
-                               max_task_retries=_RETRIES, scheduling_strategy="SPREAD")(_LLMWorker)
+            remote: Any = ray.remote  # its typed overloads leave out the actor options used here
+            actor = remote(num_cpus=0, max_concurrency=_LLM_GAMES_PER_WORKER, max_restarts=_RETRIES,
+                           max_task_retries=_RETRIES, scheduling_strategy="SPREAD")(_LLMWorker)
             keys = _api_keys(llm_specs, game)
             self.workers = [actor.remote(i, play, name, list(limits), keys) for i in range(workers)]
         self.load = [0] * workers

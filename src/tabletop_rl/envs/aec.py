@@ -73,7 +73,8 @@ class TabletopAEC(AECEnv):
         space = spaces.Dict({"observation": self.rules.observation_space(num_players),
                              "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8)})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {agent: spaces.Discrete(self.rules.num_actions) for agent in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Discrete] = {
+            agent: spaces.Discrete(self.rules.num_actions) for agent in self.possible_agents}
         self.game: Any = None
 
     def observation_space(self, agent: str) -> spaces.Dict:

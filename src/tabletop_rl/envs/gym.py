@@ -164,7 +164,7 @@ class TabletopGymEnv(gym.Env):
         mask: np.ndarray = self.game.seat_mask(self.seat)
         return mask
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> Any:  # str (ansi) or an RGB array; gymnasium's own annotation differs between versions
         if self.game is None:
             raise RuntimeError("call reset() before render()")
         return render_text(self.game, self.render_mode, self.seat)

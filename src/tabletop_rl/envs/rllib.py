@@ -163,21 +163,25 @@ class TabletopMultiAgentEnv(MultiAgentEnv):
         self._core = _Simultaneous(**settings) if game == "space-conquest" else _TurnBased(game, **settings)
         self.game_name = game
         self.possible_agents = list(self._core.agents)
-        self.agents: list[str] = []
+        # RLlib types agent ids as Hashable | str; ours are str (the ignores below are for that)
+        self.agents: list[str] = []  # type: ignore[assignment]
         space = spaces.Dict({_OBS: self._core.observation_space,
                              _MASK: spaces.Box(0, 1, (self._core.num_actions,), np.int8)})
-        self.observation_spaces: dict[str, spaces.Space] = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces: dict[str, spaces.Space] = dict.fromkeys(self.possible_agents, self._core.action_space)
+        self.observation_spaces: dict[str, spaces.Space] = dict.fromkeys(  # type: ignore[assignment]
+            self.possible_agents, space)  # type: ignore[arg-type]
+        self.action_spaces: dict[str, spaces.Space] = dict.fromkeys(  # type: ignore[assignment]
+            self.possible_agents, self._core.action_space)  # type: ignore[arg-type]
         self.observation_space = spaces.Dict(self.observation_spaces)
         self.action_space = spaces.Dict(self.action_spaces)
 
-    def reset(self, *, seed: int | None = None,
+    def reset(self, *, seed: int | None = None,  # type: ignore[override]
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         observations = self._core.reset(seed, options)
-        self.agents = self.possible_agents[:]
+        self.agents = self.possible_agents[:]  # type: ignore[assignment]
         return observations, {}
 
-    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    # RLlib's step (a dict per agent) differs from gymnasium.Env's, which MultiAgentEnv subclasses
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:  # type: ignore[override]
         if not self.agents:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
         observations, rewards, over, truncated, infos = self._core.step(action_dict)
