@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.search.splendor_puct import mlp_forward
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import observe
+from tabletop_rl.ui.bench import print_markdown
 
 
 def positions(count: int, seed: int) -> list[SplendorGame]:
@@ -98,14 +98,6 @@ def search_rates(spec: str, games: list[SplendorGame], simulations: int) -> tupl
     return 1000 * seconds / len(games), sims / seconds, (policy.stats.nodes - nodes_before) / seconds
 
 
-def print_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
-    """A markdown table, as docs/benchmarks.md holds them."""
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="default", help="the az:PATH network (default: az:default's)")
@@ -124,14 +116,14 @@ def main() -> None:
     for batch in (int(b) for b in args.batches.split(",")):
         rate = torch_rate(net, observations, batch, args.seconds)
         rows.append((f"torch (1 thread), batch of {batch}", "torch not installed" if rate is None else f"{rate:,.0f}"))
-    print_table(("network evaluation (policy + value)", "positions/s"), rows)
+    print_markdown(("network evaluation (policy + value)", "positions/s"), rows)
     print()
     searched = games[:: max(1, len(games) // 100)]
     rows.clear()
     for simulations in (int(s) for s in args.simulations.split(",")):
         ms, sims, nodes = search_rates(spec, searched, simulations)
         rows.append((f"{spec},simulations={simulations}", f"{ms:.1f}", f"{sims:,.0f}", f"{nodes:,.0f}"))
-    print_table(("search", "ms/move", "simulations/s", "nodes/s"), rows)
+    print_markdown(("search", "ms/move", "simulations/s", "nodes/s"), rows)
 
 
 if __name__ == "__main__":

@@ -17,15 +17,13 @@ import os
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # read when ray is imported: stay on 127.0.0.1
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import ray  # noqa: E402
+from bench_training import measure  # noqa: E402  (the PPO loop timed as bench_training.py times it)
 
 from tabletop_rl.envs.rllib import selfplay_config  # noqa: E402
-from tabletop_rl.train import splendor_cleanrl_ppo  # noqa: E402
+from tabletop_rl.ui.bench import print_markdown  # noqa: E402
 
 
 def sampled_env_steps(runner, steps: int) -> int:
@@ -51,13 +49,8 @@ def rllib_rate(runners: int, envs: int, steps: int, hidden: tuple[int, ...]) -> 
 
 def ppo_rates(steps: int, net: str, seed: int) -> tuple[float, float]:
     """(rollout, with updates) learner steps per second of the PPO loop in pure self-play."""
-    with tempfile.TemporaryDirectory() as out:
-        splendor_cleanrl_ppo.train(splendor_cleanrl_ppo.Args(
-            steps=steps, out=out, mix="self=1", net=net, seed=seed, threads=1, eval_every=10 * steps,
-            checkpoint_every=10 * steps, progress=False))
-        timing = json.loads((Path(out) / "timing.json").read_text())
-    rollout = timing["env_seconds"] + timing["policy_seconds"]
-    return timing["steps"] / rollout, timing["steps"] / timing["seconds"]
+    run = measure("ppo", steps, "self=1", net, threads=1, seed=seed)
+    return run["rate"] / (run["env"] + run["policy"]), run["rate"]
 
 
 def main() -> None:
@@ -86,10 +79,7 @@ def main() -> None:
     rows.append(("tabletop train (PPO loop), with updates", "1 process x 256 games", f"{overall:,.0f} learner steps/s"))
     head = ("path", "runners x envs", "throughput")
     print()
-    print("| " + " | ".join(head) + " |")
-    print("|" + "|".join("---" for _ in head) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_markdown(head, rows)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from tabletop_rl.train import splendor_cleanrl_ppo, splendor_ppo
+from tabletop_rl.ui.bench import print_markdown
 
 
 def measure(trainer: str, steps: int, mix: str, net: str, threads: int, seed: int) -> dict[str, float]:
@@ -58,10 +59,7 @@ def main() -> None:
                 print(" | ".join(rows[-1]), flush=True)
     head = ("trainer", "threads", "opponent mix", "steps/s (incl. updates)", "env", "policy", "update")
     print()
-    print("| " + " | ".join(head) + " |")
-    print("|" + "|".join("---" for _ in head) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_markdown(head, rows)
 
 
 if __name__ == "__main__":

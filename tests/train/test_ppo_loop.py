@@ -106,7 +106,7 @@ def test_a_model_for_another_observation_version_is_refused_in_one_line(trained,
     _, final = trained
     checkpoint = load_checkpoint(final)
     stale = tmp_path / "stale.pt"
-    network = _Holder(checkpoint["model"])
+    network = checkpoint["model"]
     save_checkpoint(stale, network, {**checkpoint["meta"], "observation_version": 0}, step=checkpoint["step"])
     for attempt in (lambda: make_policy(f"ppo:{stale}", game="splendor"),
                     lambda: train(small(tmp_path / "run", resume=str(stale)))):
@@ -127,7 +127,7 @@ def test_foreign_files_and_the_wrong_trainer_are_refused_in_one_line(trained, tm
         validate_args(small(tmp_path, resume=str(sb3_zip)))
     checkpoint = load_checkpoint(final)  # a checkpoint of --algo az: its step counts iterations, not env steps
     az = tmp_path / "az.pt"
-    save_checkpoint(az, _Holder(checkpoint["model"]), {**checkpoint["meta"], "algo": "az"}, step=7)
+    save_checkpoint(az, checkpoint["model"], {**checkpoint["meta"], "algo": "az"}, step=7)
     with pytest.raises(ValueError, match="az.pt' is a checkpoint of --algo az; resume it with --algo az") as error:
         train(small(tmp_path / "run", resume=str(az)))
     assert "\n" not in str(error.value) and not (tmp_path / "run" / "checkpoints").exists()
@@ -173,13 +173,3 @@ def test_the_masked_categorical_never_draws_an_illegal_action(rows, seed, densit
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         validate_args(small(tmp_path, **changes))
-
-
-class _Holder:
-    """Stands in for a network when writing a checkpoint: ``save_checkpoint`` only asks for its state."""
-
-    def __init__(self, state: dict) -> None:
-        self.state = state
-
-    def state_dict(self) -> dict:
-        return self.state

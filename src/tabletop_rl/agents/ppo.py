@@ -104,12 +104,14 @@ def masked_logits(logits: Any, masks: Any) -> Any:
 
 def save_checkpoint(path: str | Path, network: Any, meta: Mapping[str, Any], optimizer: Any = None, step: int = 0,
                     args: Mapping[str, Any] | None = None, rng: Mapping[str, Any] | None = None) -> Path:
-    """Write a ``.pt`` checkpoint (the module docstring has its layout); returns the path written. It is
-    written beside and renamed into place, so an interrupted save never leaves half a checkpoint."""
+    """Write a ``.pt`` checkpoint (the module docstring has its layout) of ``network`` (a module, or its
+    ``state_dict`` itself); returns the path written. It is written beside and renamed into place, so an
+    interrupted save never leaves half a checkpoint."""
     torch = _torch()
     path = Path(path).with_suffix(".pt")
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": CHECKPOINT_FORMAT, "meta": dict(meta), "model": network.state_dict(),
+    state = dict(network) if isinstance(network, Mapping) else network.state_dict()
+    data = {"format": CHECKPOINT_FORMAT, "meta": dict(meta), "model": state,
             "optimizer": optimizer.state_dict() if optimizer is not None else {}, "step": int(step),
             "args": dict(args or {}), "rng": dict(rng or {})}
     partial = path.with_suffix(".pt.partial")
@@ -144,13 +146,7 @@ def export_model(checkpoint: str | Path, out: str | Path) -> Path:
     PosixPath('az_600.pt')
     """
     data = load_checkpoint(checkpoint)
-
-    class _Weights:  # save_checkpoint asks its network for a state_dict only
-        @staticmethod
-        def state_dict() -> dict[str, Any]:
-            return dict(data["model"])
-
-    return save_checkpoint(out, _Weights(), data["meta"], step=data["step"], args=data["args"])
+    return save_checkpoint(out, data["model"], data["meta"], step=data["step"], args=data["args"])
 
 
 #: Where the two networks sit in a MaskablePPO ``MlpPolicy`` (separate pi and vf nets, no shared layers).

@@ -290,9 +290,7 @@ class _LLMWorker:
         life = uuid.uuid4().hex
         ray.get(slots.register.remote(worker, life))
         for url in urls:
-            # Every LLM client of this process takes its server's semaphore from this table (agents/llm/client.py,
-            # "the first limit asked wins"): filled first, it makes them all share the cluster's.
-            llm_client._SERVER_SLOTS[url] = _ClusterSlots(slots, url, life)
+            llm_client.share_server_slots(url, _ClusterSlots(slots, url, life))  # before any client exists
 
     def play_match(self, *args: Any) -> dict[str, Any]:
         return self.play(*args)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numba
@@ -29,8 +29,8 @@ from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 
-__all__ = ["aec_steps_per_second", "batched", "compile_times", "gym_steps_per_second", "main", "print_table",
-           "python_api", "random_legal_actions", "steps_per_second", "vector_steps_per_second"]
+__all__ = ["aec_steps_per_second", "batched", "compile_times", "gym_steps_per_second", "main", "print_markdown",
+           "print_table", "python_api", "random_legal_actions", "steps_per_second", "vector_steps_per_second"]
 
 _FIRST_STEP = (
     "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
@@ -175,6 +175,14 @@ def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: 
         return num_envs
 
     return steps_per_second(batch, seconds)
+
+
+def print_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """``rows`` under ``header`` as a markdown table, the form docs/benchmarks.md keeps them in."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
 
 
 def print_table(header: tuple[str, str], rows: list[tuple[str, str]]) -> None:

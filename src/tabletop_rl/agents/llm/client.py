@@ -34,7 +34,7 @@ from typing import Any, Protocol
 __all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "PROVIDER_KEY_HOSTS", "ChatBackend", "ChatClient",
            "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError", "LLMUnavailableError",
            "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall", "TransientLLMError", "Usage", "find_api_key",
-           "key_env_vars", "retry_after_seconds", "status_error"]
+           "key_env_vars", "retry_after_seconds", "share_server_slots", "status_error"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 #: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables. Like ``api_key=`` and
@@ -439,6 +439,13 @@ def _server_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
         raise ValueError(f"concurrency must be at least 1, got {limit}")
     with _SERVER_SLOTS_LOCK:
         return _SERVER_SLOTS.setdefault(base_url.rstrip("/"), threading.BoundedSemaphore(limit))
+
+
+def share_server_slots(base_url: str, slots: threading.BoundedSemaphore) -> None:
+    """Make every client of ``base_url`` in this process take its requests' slots from ``slots`` (e.g. one
+    backed by a limit shared across machines, ``arena/ray_backend.py``); call it before the first client."""
+    with _SERVER_SLOTS_LOCK:
+        _SERVER_SLOTS[base_url.rstrip("/")] = slots
 
 
 # --- the retrying client --------------------------------------------------------------------------
