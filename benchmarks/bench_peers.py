@@ -36,6 +36,8 @@ import numpy as np
 
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import observation_size
+from tabletop_rl.games.splendor.rules import NUM_ACTIONS
 
 CAP = 1000  # decisions per game, then the game is abandoned (the project's ply cap)
 
@@ -250,17 +252,25 @@ def project_loop(seconds: float, parallel: bool) -> tuple[int, float, int]:
     return decisions, time.perf_counter() - t0, games
 
 
-def project_python(seconds: float, observe: bool) -> tuple[int, float, int]:
-    """One ``SplendorGame`` stepped from Python: legal_mask and step (and the acting seat's observation)."""
+def project_python(seconds: float, observe: bool, fresh: bool = True) -> tuple[int, float, int]:
+    """One ``SplendorGame`` stepped from Python: ``legal_mask`` and ``step``, or (``observe``) ``step_observe``,
+    which returns the next observation and mask from the same compiled call as the move, as fresh arrays or
+    (not ``fresh``) written into the same two buffers each step."""
     picks = _picks()
+    out = None if fresh else (np.empty(observation_size(2), np.float32), np.empty(NUM_ACTIONS, np.int8))
 
     def game(seed: int) -> int:
         g, n = SplendorGame(2, seed=seed, max_plies=CAP), 0
+        if observe:
+            mask = g.seat_mask(0, np.int8)
+            while not g.is_over:
+                legal = mask.nonzero()[0]
+                _obs, mask = g.step_observe(int(legal[picks[n & 0xFFFF] % len(legal)]), out)
+                n += 1
+            return n
         while not g.is_over:
             legal = g.legal_mask().nonzero()[0]
             g.step(int(legal[picks[n & 0xFFFF] % len(legal)]))
-            if observe:
-                g.observe(g.current_player)
             n += 1
         return n
 
@@ -293,6 +303,7 @@ def worker(kind: str, seconds: float, lib: str) -> None:
         "project-loop-parallel": lambda: project_loop(seconds, True),
         "project-mask": lambda: project_python(seconds, False),
         "project-obs": lambda: project_python(seconds, True),
+        "project-obs-out": lambda: project_python(seconds, True, fresh=False),
         "ahin-mask": lambda: ahin_python(seconds, False, lib),
         "ahin-obs": lambda: ahin_python(seconds, True, lib),
     }
@@ -397,7 +408,9 @@ def doors(args: argparse.Namespace, built: dict[str, Path | str], cores: list[in
     out = [Door("engine loop, 1 thread", py_runner("project-loop", s, one), loops),
            Door("one game from Python: step + legal mask", py_runner("project-mask", s, one), ahin("ahin-mask")),
            Door("one game from Python: step + mask + observation", py_runner("project-obs", s, one),
-                ahin("ahin-obs"))]
+                ahin("ahin-obs")),
+           Door("one game from Python: step + mask + observation, into the caller's buffers (out=)",
+                py_runner("project-obs-out", s, one), ahin("ahin-obs"))]
     if len(cores) < 2:
         skipped.append("2 cores: this process may use only one core")
         return out, skipped

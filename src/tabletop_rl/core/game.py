@@ -222,6 +222,9 @@ class TurnBased:
         """A uniform integer in ``[0, n)`` from the game's own random stream."""
         raise NotImplementedError
 
+    def observe(self, seat: int) -> np.ndarray:
+        raise NotImplementedError
+
     # the protocol
     @property
     def num_seats(self) -> int:
@@ -265,6 +268,20 @@ class TurnBased:
         self.play_random_until(seat)
         return True
 
+    # a step and what the envs read after it; a game may fuse each into one call of its core
+    def step_observe(self, action: int | str) -> tuple[np.ndarray, np.ndarray]:
+        """``step``, then the observation and ``int8`` legal mask of the seat to act next."""
+        self.step(action)
+        seat = self.current_player
+        return self.observe(seat), self.seat_mask(seat, np.int8)
+
+    def step_vs_random_observe(self, action: int | str, seat: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``step_vs_random``, then ``seat``'s observation and ``int8`` legal mask; None (nothing played) when
+        ``action`` is illegal."""
+        if not self.step_vs_random(action, seat):
+            return None
+        return self.observe(seat), self.seat_mask(seat, np.int8)
+
 
 class TurnBasedGame(Game, Protocol):
     """A turn-based ``Game`` with what the AEC and Gymnasium envs need (``TurnBased`` gives the defaults)."""
@@ -286,6 +303,8 @@ class TurnBasedGame(Game, Protocol):
     def reseed(self, seed: int) -> None: ...
     def play_random_until(self, seat: int) -> None: ...
     def step_vs_random(self, action: int | str, seat: int) -> bool: ...
+    def step_observe(self, action: int | str) -> tuple[np.ndarray, np.ndarray]: ...
+    def step_vs_random_observe(self, action: int | str, seat: int) -> tuple[np.ndarray, np.ndarray] | None: ...
     def render_rgb(self, viewer: int | None = None) -> np.ndarray: ...
 
 

@@ -76,6 +76,7 @@ class TabletopAEC(AECEnv):
         self.action_spaces: dict[str, spaces.Discrete] = {
             agent: spaces.Discrete(self.rules.num_actions) for agent in self.possible_agents}
         self.game: Any = None
+        self._ready: tuple[int, np.ndarray, np.ndarray] | None = None  # (seat, observation, mask) of step's call
 
     def observation_space(self, agent: str) -> spaces.Dict:
         return self.observation_spaces[agent]
@@ -87,6 +88,7 @@ class TabletopAEC(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a game (``seed`` None: one drawn from the previous game) or load ``options["position"]``."""
         self.game = self._episodes.deal(seed, self.game, options)
+        self._ready = None
         start_episode(self)
         self.agent_selection = self.possible_agents[self.game.current_player]
 
@@ -96,6 +98,10 @@ class TabletopAEC(AECEnv):
             seat = self._seat[agent]
         except (KeyError, TypeError):
             raise ValueError(f"unknown agent {quote(agent)}; agents are {self.possible_agents}") from None
+        ready = self._ready
+        if ready is not None and ready[0] == seat:
+            self._ready = None  # handed out once, so every call still gets fresh arrays
+            return {"observation": ready[1], "action_mask": ready[2]}
         return {"observation": self.game.observe(seat), "action_mask": self.game.seat_mask(seat, np.int8)}
 
     def step(self, action: int | str) -> None:
@@ -105,16 +111,19 @@ class TabletopAEC(AECEnv):
             self._was_dead_step(action)
             return
         game = self.game
+        self._ready = None
         if self._scale is not None:
             player = game.player_of(self._seat[agent])
             before = game.scores[player]
-            game.step(action)
+            ready = game.step_observe(action)
             self._clear_rewards()
             self._cumulative_rewards[agent] = 0.0
             self.rewards[agent] = (game.scores[player] - before) / self._scale
             self._accumulate_rewards()
         else:
-            game.step(action)
+            ready = game.step_observe(action)
+        # the game wrote the next seat's observation in the same call as the move; last() hands it out
+        self._ready = (game.current_player, *ready)
         if game.is_over:
             self._finish()
         else:

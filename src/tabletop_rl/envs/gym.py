@@ -144,11 +144,12 @@ class TabletopGymEnv(gym.Env):
         if self._scale is not None:
             player = game.player_of(seat)
             before = game.scores[player]
-        legal = game.step_vs_random(action, seat) if self._random_opponent else self._step_learner(action)
-        if not legal:
+        seen = game.step_vs_random_observe(action, seat) if self._random_opponent else self._step_learner(action)
+        if seen is None:
             return self._illegal(action)
+        obs, mask = seen
         reward = 0.0 if self._scale is None else (game.scores[player] - before) / self._scale
-        info: dict[str, Any] = {"action_mask": game.seat_mask(seat, np.int8)}
+        info: dict[str, Any] = {"action_mask": mask}
         over = truncated = game.is_over
         if over:
             truncated = game.is_truncated
@@ -157,7 +158,7 @@ class TabletopGymEnv(gym.Env):
             self._done = True
         if self.render_mode == "human":
             self.render()
-        return game.observe(seat), reward, over and not truncated, truncated, info
+        return obs, reward, over and not truncated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal moves now, as ``bool`` (what sb3-contrib's MaskablePPO asks for)."""
@@ -170,14 +171,15 @@ class TabletopGymEnv(gym.Env):
         return render_text(self.game, self.render_mode, self.seat)
 
     # --- internals ----------------------------------------------------------------------------
-    def _step_learner(self, action: int | str) -> bool:
-        """The learner's move then the opponents' (policies); False, with nothing played, when it is illegal."""
+    def _step_learner(self, action: int | str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The learner's move then the opponents' (policies), and the learner's observation and mask; None,
+        with nothing played, when the move is illegal."""
         try:
             self.game.step(action)
         except IllegalActionError:
-            return False
+            return None
         self._play_opponents()
-        return True
+        return self.game.observe(self.seat), self.game.seat_mask(self.seat, np.int8)
 
     def _illegal(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.illegal == "raise":

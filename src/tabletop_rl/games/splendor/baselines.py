@@ -29,7 +29,7 @@ from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["BONUS", "DEFAULT_GREEDY_WEIGHTS", "GOLD_W", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "NOBLE", "OPPONENT",
            "POINTS", "REACH", "REACH_BASE", "RESERVED_POINTS", "TOKENS", "UNKNOWN_RESERVED", "WIN", "action_values",
-           "best_substep", "evaluate", "game_and_seat", "greedy_action", "player_value"]
+           "best_substep", "evaluate", "game_and_seat", "greedy_action", "player_value", "rivals_value"]
 
 # --- greedy weights (index -> meaning; docs/agents.md has the table) -----------------------------
 GREEDY_WEIGHT_NAMES = (
@@ -108,17 +108,28 @@ def player_value(state, q, viewer, cards, nobles, weights):
 
 
 @njit(cache=True)
+def rivals_value(state, seat, cards, nobles, weights):
+    """The best opponent's ``player_value`` as ``seat`` sees it."""
+    best = -np.inf
+    for q in range(state[R.NUM_PLAYERS_AT]):
+        if q != seat:
+            best = max(best, player_value(state, q, seat, cards, nobles, weights))
+    return best
+
+
+@njit(cache=True)
 def evaluate(state, seat, cards, nobles, weights):
     """``seat``'s value minus ``weights[OPPONENT]`` times the best opponent's, plus the win term when over.
 
     A reserved card id of -1 is read as a card ``seat`` has not seen (see ``_hide_drawn_card``).
     """
-    own = player_value(state, seat, seat, cards, nobles, weights)
-    best = -np.inf
-    for q in range(state[R.NUM_PLAYERS_AT]):
-        if q != seat:
-            best = max(best, player_value(state, q, seat, cards, nobles, weights))
-    value = own - weights[OPPONENT] * best
+    return _evaluate_with(state, seat, cards, nobles, weights, rivals_value(state, seat, cards, nobles, weights))
+
+
+@njit(cache=True, inline="always")
+def _evaluate_with(state, seat, cards, nobles, weights, rivals):
+    """``evaluate`` given the best opponent's value ``rivals``."""
+    value = player_value(state, seat, seat, cards, nobles, weights) - weights[OPPONENT] * rivals
     if state[R.STATUS] == R.OVER:
         won = np.zeros(R.MAX_PLAYERS, np.int8)
         R.winners_into(state, won)
@@ -142,6 +153,35 @@ def _hide_drawn_card(state, mover, action):
 @njit(cache=True)
 def best_substep(state, mover, cards, nobles, weights, mask, inner):
     """The sub-step (token return or noble choice) with the best value for ``mover``, lowest id on ties."""
+    return _best_substep(state, mover, cards, nobles, weights, mask, inner, state,
+                         rivals_value(state, mover, cards, nobles, weights))
+
+
+@njit(cache=True, inline="always")
+def _same_table(state, other):
+    """Whether the market and the table nobles, all an opponent's value reads besides its own row, are equal."""
+    for i in range(12):
+        if state[R.MARKET + i] != other[R.MARKET + i]:
+            return False
+    for i in range(R.MAX_TABLE_NOBLES):
+        if state[R.TABLE_NOBLES + i] != other[R.TABLE_NOBLES + i]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _value_after(after, mover, cards, nobles, weights, ref, ref_rivals):
+    """``evaluate(after, mover)``, given the best opponent's value ``ref_rivals`` in ``ref``, a position before
+    some of ``mover``'s moves. The mover's moves change no opponent's row, so the opponents' values change only
+    with the market or the nobles: most moves (token takes and returns, blind reserves) reuse them, the same
+    numbers computed once."""
+    rivals = ref_rivals if _same_table(ref, after) else rivals_value(after, mover, cards, nobles, weights)
+    return _evaluate_with(after, mover, cards, nobles, weights, rivals)
+
+
+@njit(cache=True)
+def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, ref_rivals):
+    """``best_substep``, valuing the candidates with ``_value_after`` (``ref``, ``ref_rivals``)."""
     R.legal_mask(state, cards, nobles, mask)
     best = -1
     best_value = -np.inf
@@ -149,7 +189,7 @@ def best_substep(state, mover, cards, nobles, weights, mask, inner):
         if mask[a]:
             inner[:] = state
             R.apply_action(inner, a, cards, nobles)
-            value = evaluate(inner, mover, cards, nobles, weights)
+            value = _value_after(inner, mover, cards, nobles, weights, ref, ref_rivals)
             if best < 0 or value > best_value:
                 best = a
                 best_value = value
@@ -157,17 +197,18 @@ def best_substep(state, mover, cards, nobles, weights, mask, inner):
 
 
 @njit(cache=True)
-def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask):
+def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask, rivals):
     """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
-    given back is scored after the return."""
+    given back is scored after the return. ``rivals``: the best opponent's value in ``state``."""
     mover = state[R.CURRENT]
     scratch[:] = state
     R.apply_action(scratch, action, cards, nobles)
     _hide_drawn_card(scratch, mover, action)
     while scratch[R.STATUS] == R.PLAYING and scratch[R.CURRENT] == mover and scratch[R.PHASE] != R.MAIN:
-        R.apply_action(scratch, best_substep(scratch, mover, cards, nobles, weights, mask, inner), cards, nobles)
-    return evaluate(scratch, mover, cards, nobles, weights)
+        a = _best_substep(scratch, mover, cards, nobles, weights, mask, inner, state, rivals)
+        R.apply_action(scratch, a, cards, nobles)
+    return _value_after(scratch, mover, cards, nobles, weights, state, rivals)
 
 
 @njit(cache=True)
@@ -177,10 +218,11 @@ def action_values(state, cards, nobles, weights, mask, scratch, values):
     n = R.legal_mask(state, cards, nobles, mask)
     inner = np.empty_like(scratch)
     sub_mask = np.empty_like(mask)
+    rivals = rivals_value(state, state[R.CURRENT], cards, nobles, weights)
     for a in range(R.NUM_ACTIONS):
         values[a] = -np.inf
         if mask[a]:
-            values[a] = _lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask)
+            values[a] = _lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask, rivals)
     return n
 
 

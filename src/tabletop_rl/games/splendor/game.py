@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
+from tabletop_rl.core.kernels import Direct
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
@@ -27,7 +28,7 @@ from tabletop_rl.games.splendor.notation import (
     reserved_cards,
     table_nobles,
 )
-from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size
+from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size, step_observe
 from tabletop_rl.games.splendor.picture import render_rgb
 from tabletop_rl.games.splendor.render import move_text, render_ansi
 
@@ -59,13 +60,32 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
     return int(max_plies)
 
 
+# The kernels a game calls on every step, called directly (a game passes them its own arrays, of fixed types).
+_CHECKED_STEP, _STEP_OBSERVE, _ENCODE = Direct(R.checked_step), Direct(step_observe), Direct(encode_into)
+_FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
+_NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
+
+
+def _checked_out(out: Any, obs_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``out`` if it is a pair of writeable, contiguous ``float32[obs_size]`` and ``int8[72]`` arrays."""
+    ok = isinstance(out, tuple) and len(out) == 2 and all(
+        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == (size,) and x.flags.c_contiguous
+        and x.flags.writeable for x, dtype, size in zip(out, (_FLOAT32, _INT8), (obs_size, NUM_ACTIONS)))
+    if not ok:
+        parts = out if isinstance(out, tuple) else (out,)
+        got = ", ".join(f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__ for x in parts)
+        raise ValueError(f"out must be a tuple (observation, mask) of writeable contiguous float32[{obs_size}] and "
+                         f"int8[{NUM_ACTIONS}] arrays, got ({got})")
+    return out
+
+
 class SplendorGame(TurnBased):
     """One game of Splendor for 2-4 players (``seat 0`` starts).
 
     ``step`` takes an action id or name; ``legal_mask()`` is a ``bool[72]`` over the action table.
     """
 
-    __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size")
+    __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size", "_out")
     name = "splendor"
     player_counts = (2, 3, 4)
     option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
@@ -94,10 +114,15 @@ class SplendorGame(TurnBased):
         return g
 
     def _attach(self, state: np.ndarray) -> None:
+        # the step kernels are called directly (``Direct``), trusting the row's type: checked once here
+        if state.dtype != R.STATE_DTYPE or state.shape != (R.STATE_SIZE,) or not state.flags.c_contiguous \
+                or not state.flags.writeable:
+            raise ValueError(f"a Splendor state is a writeable, contiguous int16[{R.STATE_SIZE}] row")
         self._cards, self._nobles = R.tables()
         self.state = state
         self._mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._obs_size = observation_size(int(state[R.NUM_PLAYERS_AT]))
+        self._out: tuple[np.ndarray, np.ndarray] | None = None  # the last ``out`` pair checked
         self._refresh()
 
     def _refresh(self) -> None:
@@ -114,9 +139,38 @@ class SplendorGame(TurnBased):
     def step(self, action: int | str) -> None:
         """Apply an action (id or name) for the player to act; ``IllegalActionError`` leaves the game as it was."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        if not R.checked_step(self.state, a, self._cards, self._nobles, self._mask):
+        if not _CHECKED_STEP.call(self.state, a, self._cards, self._nobles, self._mask):
             as_action(a)  # out-of-range ids get their own message
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
+
+    def step_observe(self, action: int | str, out: tuple[np.ndarray, np.ndarray] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """``step``, then the observation and ``int8`` legal mask of the player to act next, in one compiled call.
+
+        ``out``: an ``(observation, mask)`` pair (``float32[observation_size]``, ``int8[72]``) to write them into
+        instead of fresh arrays; it is returned.
+
+        >>> g = SplendorGame(2, seed=1)
+        >>> obs, mask = g.step_observe("take:white,blue,green")
+        >>> obs.shape, int(mask.sum()) == len(g.legal_actions()), g.current_player
+        ((312,), True, 1)
+        """
+        a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
+        seen = self._fused(a, -1, out)
+        if seen is None:
+            raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
+        return seen
+
+    def _fused(self, action: int, seat: int, out: tuple[np.ndarray, np.ndarray] | None
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The compiled step of ``step_observe`` (``seat`` -1) and ``step_vs_random_observe``."""
+        if out is None:
+            out = np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, _INT8)
+        elif out is not self._out:  # a pair checked once, as the kernel trusts its types
+            self._out = _checked_out(out, self._obs_size)
+        if not _STEP_OBSERVE.call(self.state, action, seat, self._cards, self._nobles, self._mask, out[0], out[1]):
+            return None
+        return out
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""
@@ -140,8 +194,8 @@ class SplendorGame(TurnBased):
 
     def observe(self, seat: int) -> np.ndarray:
         """``float32`` observation of ``seat`` (docs/observations.md)."""
-        out = np.empty(self._obs_size, np.float32)
-        encode_into(self.state, seat, self._cards, self._nobles, out)
+        out = np.empty(self._obs_size, _FLOAT32)
+        _ENCODE.call(self.state, seat, self._cards, self._nobles, out)
         return out
 
     def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray:
@@ -189,14 +243,21 @@ class SplendorGame(TurnBased):
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
         return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
 
+    def step_vs_random_observe(self, action: int | str, seat: int, out: tuple[np.ndarray, np.ndarray] | None = None
+                               ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``step_vs_random`` and then ``seat``'s observation and ``int8`` legal mask, in one compiled call;
+        None (nothing played) when ``action`` is illegal. ``out`` as for ``step_observe``."""
+        a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
+        return self._fused(a, seat, out)
+
     # --- state -------------------------------------------------------------------------
     @property
     def num_players(self) -> int:
-        return int(self.state[R.NUM_PLAYERS_AT])
+        return self.state.item(_NUM_PLAYERS_AT)  # item(): half the time of int(state[i]), read every step
 
     @property
     def current_player(self) -> int:
-        return int(self.state[R.CURRENT])
+        return self.state.item(_CURRENT)
 
     @property
     def phase(self) -> str:
@@ -209,7 +270,7 @@ class SplendorGame(TurnBased):
     @property
     def is_over(self) -> bool:
         """True once the game has ended, by the rules or by the ply cap."""
-        return bool(self.state[R.STATUS] != R.PLAYING)
+        return self.state.item(_STATUS) != _PLAYING
 
     @property
     def is_truncated(self) -> bool:

@@ -21,7 +21,7 @@ from numba import njit
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
-           "observe"]
+           "observe", "step_observe"]
 
 OBSERVATION_VERSION = 1
 _CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
@@ -116,6 +116,28 @@ def encode_into(state, viewer, cards, nobles, out):
     cap = R.get_wide(state, R.MAX_PLIES_AT)
     out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else _PLY_SCALE)
     out[at + 8 + (state[R.START] - viewer) % n] = 1.0
+
+
+@njit(cache=True)
+def step_observe(state, action, seat, cards, nobles, mask, obs, seat_mask):
+    """One compiled call for a Python-facing step: play ``action`` for the player to act (``seat`` >= 0: then
+    uniformly random moves for the other seats until ``seat`` is to act or the game ends), refresh ``mask``
+    (the legal mask of the player to act), and write the observation of the seat to act (``seat`` when given)
+    into ``obs`` and that seat's legal moves into ``seat_mask`` (int8, all zero unless it is to act).
+
+    Returns False, with nothing changed or written, when ``action`` is illegal.
+    """
+    if seat < 0:
+        if not R.checked_step(state, action, cards, nobles, mask):
+            return False
+        seat = state[R.CURRENT]
+    elif not R.step_vs_random(state, action, seat, cards, nobles, mask):
+        return False
+    encode_into(state, seat, cards, nobles, obs)
+    acts = state[R.CURRENT] == seat
+    for a in range(R.NUM_ACTIONS):
+        seat_mask[a] = mask[a] if acts else 0
+    return True
 
 
 def observe(state: np.ndarray, viewer: int) -> np.ndarray:

@@ -1,0 +1,52 @@
+"""The greedy look-ahead reuses the opponents' values where a move leaves the market and nobles as they were;
+its values must be exactly those of evaluating every position in full."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, _hide_drawn_card, action_values, evaluate
+from tabletop_rl.games.splendor.game import SplendorGame
+
+CARDS, NOBLES = R.tables()
+W = DEFAULT_GREEDY_WEIGHTS
+
+
+def full_value(state: np.ndarray, action: int) -> float:
+    """The look-ahead value of ``action``, every position evaluated in full (sub-steps: best value, lowest id)."""
+    mover = int(state[R.CURRENT])
+    after = state.copy()
+    R.apply_action(after, action, CARDS, NOBLES)
+    _hide_drawn_card(after, mover, action)
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    while after[R.STATUS] == R.PLAYING and after[R.CURRENT] == mover and after[R.PHASE] != R.MAIN:
+        R.legal_mask(after, CARDS, NOBLES, mask)
+        best, best_value = -1, -np.inf
+        for a in np.flatnonzero(mask):
+            inner = after.copy()
+            R.apply_action(inner, int(a), CARDS, NOBLES)
+            value = evaluate(inner, mover, CARDS, NOBLES, W)
+            if best < 0 or value > best_value:
+                best, best_value = int(a), value
+        R.apply_action(after, best, CARDS, NOBLES)
+    return float(evaluate(after, mover, CARDS, NOBLES, W))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([2, 3, 4]), st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1))
+def test_greedy_values_equal_full_evaluation(players: int, seed: int, choice_seed: int) -> None:
+    rng = np.random.default_rng(choice_seed)
+    game = SplendorGame(players, seed=seed, max_plies=400)
+    mask, scratch, values = np.zeros(R.NUM_ACTIONS, np.bool_), np.zeros(R.STATE_SIZE, np.int16), np.zeros(72)
+    checked = 0
+    while not game.is_over:
+        if game.ply % 3 == 0 or game.phase != "main":  # every sub-step position, and a third of the others
+            action_values(game.state, CARDS, NOBLES, W, mask, scratch, values)
+            for a in np.flatnonzero(mask):
+                assert values[a] == full_value(game.state, int(a)), (game.ply, int(a))
+                checked += 1
+        game.step(int(rng.choice(game.legal_actions())))
+    assert checked > 0
