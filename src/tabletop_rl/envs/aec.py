@@ -123,11 +123,12 @@ class TabletopAEC(AECEnv):
         else:
             ready = game.step_observe(action)
         # the game wrote the next seat's observation in the same call as the move; last() hands it out
-        self._ready = (game.current_player, *ready)
+        seat = game.current_player
+        self._ready = (seat, *ready)
         if game.is_over:
             self._finish()
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
+            self.agent_selection = self.possible_agents[seat]
         if self.render_mode == "human":
             self.render()
 
