@@ -257,15 +257,15 @@ def project_python(seconds: float, observe: bool, fresh: bool = True) -> tuple[i
     which returns the next observation and mask from the same compiled call as the move, as fresh arrays or
     (not ``fresh``) written into the same two buffers each step."""
     picks = _picks()
-    out = None if fresh else (np.empty(observation_size(2), np.float32), np.empty(NUM_ACTIONS, np.int8))
+    out = None if fresh else (np.empty(observation_size(2), np.float32), np.empty(NUM_ACTIONS, np.bool_))
 
     def game(seed: int) -> int:
         g, n = SplendorGame(2, seed=seed, max_plies=CAP), 0
         if observe:
-            mask = g.seat_mask(0, np.int8)
+            mask = g.legal_mask()
             while not g.is_over:
                 legal = mask.nonzero()[0]
-                _obs, mask = g.step_observe(int(legal[picks[n & 0xFFFF] % len(legal)]), out)
+                _obs, mask = g.step_observe(int(legal[picks[n & 0xFFFF] % len(legal)]), out=out)
                 n += 1
             return n
         while not g.is_over:

@@ -269,18 +269,19 @@ class TurnBased:
         return True
 
     # a step and what the envs read after it; a game may fuse each into one call of its core
-    def step_observe(self, action: int | str) -> tuple[np.ndarray, np.ndarray]:
-        """``step``, then the observation and ``int8`` legal mask of the seat to act next."""
+    def step_observe(self, action: int | str, dtype: Any = np.bool_) -> tuple[np.ndarray, np.ndarray]:
+        """``step``, then the observation and legal mask (``seat_mask``, as ``dtype``) of the seat to act next."""
         self.step(action)
         seat = self.current_player
-        return self.observe(seat), self.seat_mask(seat, np.int8)
+        return self.observe(seat), self.seat_mask(seat, dtype)
 
-    def step_vs_random_observe(self, action: int | str, seat: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """``step_vs_random``, then ``seat``'s observation and ``int8`` legal mask; None (nothing played) when
-        ``action`` is illegal."""
+    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_
+                               ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``step_vs_random``, then ``seat``'s observation and legal mask (as ``dtype``); None (nothing played)
+        when ``action`` is illegal."""
         if not self.step_vs_random(action, seat):
             return None
-        return self.observe(seat), self.seat_mask(seat, np.int8)
+        return self.observe(seat), self.seat_mask(seat, dtype)
 
 
 class TurnBasedGame(Game, Protocol):
@@ -303,8 +304,9 @@ class TurnBasedGame(Game, Protocol):
     def reseed(self, seed: int) -> None: ...
     def play_random_until(self, seat: int) -> None: ...
     def step_vs_random(self, action: int | str, seat: int) -> bool: ...
-    def step_observe(self, action: int | str) -> tuple[np.ndarray, np.ndarray]: ...
-    def step_vs_random_observe(self, action: int | str, seat: int) -> tuple[np.ndarray, np.ndarray] | None: ...
+    def step_observe(self, action: int | str, dtype: Any = np.bool_) -> tuple[np.ndarray, np.ndarray]: ...
+    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_
+                               ) -> tuple[np.ndarray, np.ndarray] | None: ...
     def render_rgb(self, viewer: int | None = None) -> np.ndarray: ...
 
 

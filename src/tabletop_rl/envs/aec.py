@@ -115,13 +115,13 @@ class TabletopAEC(AECEnv):
         if self._scale is not None:
             player = game.player_of(self._seat[agent])
             before = game.scores[player]
-            ready = game.step_observe(action)
+            ready = game.step_observe(action, np.int8)
             self._clear_rewards()
             self._cumulative_rewards[agent] = 0.0
             self.rewards[agent] = (game.scores[player] - before) / self._scale
             self._accumulate_rewards()
         else:
-            ready = game.step_observe(action)
+            ready = game.step_observe(action, np.int8)
         # the game wrote the next seat's observation in the same call as the move; last() hands it out
         seat = game.current_player
         self._ready = (seat, *ready)

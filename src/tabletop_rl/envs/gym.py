@@ -144,7 +144,8 @@ class TabletopGymEnv(gym.Env):
         if self._scale is not None:
             player = game.player_of(seat)
             before = game.scores[player]
-        seen = game.step_vs_random_observe(action, seat) if self._random_opponent else self._step_learner(action)
+        seen = game.step_vs_random_observe(action, seat, np.int8) if self._random_opponent \
+            else self._step_learner(action)
         if seen is None:
             return self._illegal(action)
         obs, mask = seen

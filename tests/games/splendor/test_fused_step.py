@@ -27,13 +27,14 @@ def test_step_observe_agrees_with_step_then_observe(players: int, seed: int, cho
     while not game.is_over:
         plain = game.clone()
         action = int(rng.choice(game.legal_actions()))
-        obs, mask = game.step_observe(action)
+        dtype = (np.bool_, np.int8)[int(rng.integers(2))]
+        obs, mask = game.step_observe(action, dtype)
         plain.step(action)
         seat = plain.current_player
         assert np.array_equal(game.state, plain.state)
-        assert obs.dtype == np.float32 and mask.dtype == np.int8
+        assert obs.dtype == np.float32 and mask.dtype == dtype
         assert np.array_equal(obs, plain.observe(seat))
-        assert np.array_equal(mask, plain.seat_mask(seat, np.int8))
+        assert np.array_equal(mask, plain.seat_mask(seat, dtype))
         assert np.array_equal(game.legal_mask(), plain.legal_mask())
 
 
@@ -46,11 +47,11 @@ def test_step_vs_random_observe_agrees_with_the_separate_calls(players: int, see
     while not game.is_over:
         plain = game.clone()
         action = int(rng.choice(game.legal_actions()))
-        seen = game.step_vs_random_observe(action, seat)
+        seen = game.step_vs_random_observe(action, seat, np.int8)
         assert plain.step_vs_random(action, seat) and seen is not None
         assert np.array_equal(game.state, plain.state)  # the same random stream, so the same opponents' moves
         assert np.array_equal(seen[0], plain.observe(seat))
-        assert np.array_equal(seen[1], plain.seat_mask(seat, np.int8))
+        assert seen[1].dtype == np.int8 and np.array_equal(seen[1], plain.seat_mask(seat, np.int8))
 
 
 def test_an_illegal_move_changes_nothing_and_writes_nothing() -> None:
@@ -58,8 +59,8 @@ def test_an_illegal_move_changes_nothing_and_writes_nothing() -> None:
     before, mask_before = game.state.copy(), game.legal_mask()
     out = (np.full(observation_size(2), 7, np.float32), np.full(R.NUM_ACTIONS, 7, np.int8))
     with pytest.raises(IllegalActionError, match="pass"):
-        game.step_observe(R.PASS, out)
-    assert game.step_vs_random_observe(R.PASS, 0, out) is None
+        game.step_observe(R.PASS, out=out)
+    assert game.step_vs_random_observe(R.PASS, 0, out=out) is None
     assert np.array_equal(game.state, before) and np.array_equal(game.legal_mask(), mask_before)
     assert (out[0] == 7).all() and (out[1] == 7).all()
     with pytest.raises(ValueError, match="action"):
@@ -67,20 +68,29 @@ def test_an_illegal_move_changes_nothing_and_writes_nothing() -> None:
     assert np.array_equal(game.state, before)
 
 
-def test_out_buffers_are_written_and_returned() -> None:
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8])
+def test_out_buffers_are_written_and_returned(dtype: type) -> None:
     game, plain = SplendorGame(3, seed=2), SplendorGame(3, seed=2)
-    out = (np.empty(observation_size(3), np.float32), np.empty(R.NUM_ACTIONS, np.int8))
+    out = (np.empty(observation_size(3), np.float32), np.empty(R.NUM_ACTIONS, dtype))
     for _ in range(12):
         action = game.legal_actions()[0]
-        assert game.step_observe(action, out) is out
-        fresh = plain.step_observe(action)
-        assert np.array_equal(out[0], fresh[0]) and np.array_equal(out[1], fresh[1])
+        assert game.step_observe(action, out=out) is out
+        fresh = plain.step_observe(action, dtype)
+        assert np.array_equal(out[0], fresh[0]) and np.array_equal(out[1], fresh[1]) and out[1].dtype == dtype
+
+
+def test_a_mask_type_other_than_bool_or_int8_is_refused() -> None:
+    game = SplendorGame(2, seed=1)
+    before = game.state.copy()
+    with pytest.raises(ValueError, match="dtype must be bool or int8"):
+        game.step_observe(game.legal_actions()[0], np.float32)
+    assert np.array_equal(game.state, before)
 
 
 @pytest.mark.parametrize("out", [
     (np.empty(312, np.float64), np.empty(72, np.int8)),
     (np.empty(311, np.float32), np.empty(72, np.int8)),
-    (np.empty(312, np.float32), np.empty(72, np.bool_)),
+    (np.empty(312, np.float32), np.empty(72, np.uint8)),
     (np.empty(624, np.float32)[::2], np.empty(72, np.int8)),
     [np.empty(312, np.float32), np.empty(72, np.int8)],
     (np.empty(312, np.float32),),
@@ -90,7 +100,7 @@ def test_bad_out_buffers_are_refused_before_the_move(out: object) -> None:
     game = SplendorGame(2, seed=1)
     before = game.state.copy()
     with pytest.raises(ValueError, match=r"^out must be a tuple \(observation, mask\)"):
-        game.step_observe(game.legal_actions()[0], out)  # type: ignore[arg-type]
+        game.step_observe(game.legal_actions()[0], out=out)  # type: ignore[arg-type]
     assert np.array_equal(game.state, before)
 
 
@@ -99,7 +109,7 @@ def test_read_only_out_buffers_are_refused() -> None:
     obs = np.empty(312, np.float32)
     obs.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
-        game.step_observe(0, (obs, np.empty(72, np.int8)))
+        game.step_observe(0, out=(obs, np.empty(72, np.int8)))
 
 
 @pytest.mark.parametrize("row", [np.zeros(R.STATE_SIZE, np.int32), np.zeros(R.STATE_SIZE - 1, np.int16),
@@ -113,7 +123,7 @@ def test_the_contract_default_serves_games_without_a_fused_step() -> None:
     game, plain = KlaverjasGame.new(seed=3), KlaverjasGame.new(seed=3)
     for _ in range(20):
         action = int(np.flatnonzero(game.legal_mask())[0])
-        obs, mask = game.step_observe(action)
+        obs, mask = game.step_observe(action, np.int8)
         plain.step(action)
         seat = plain.current_player
         assert np.array_equal(obs, plain.observe(seat)) and np.array_equal(mask, plain.seat_mask(seat, np.int8))

@@ -61,21 +61,27 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
 
 
 # The kernels a game calls on every step, called directly (a game passes them its own arrays, of fixed types).
-_CHECKED_STEP, _STEP_OBSERVE, _ENCODE = Direct(R.checked_step), Direct(step_observe), Direct(encode_into)
-_FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)
+_CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
+_FLOAT32 = np.dtype(np.float32)
+_MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
+#: The fused step, one compiled entry per mask type: bool (as ``legal_mask``), int8 (what the envs hand out).
+_BOOL_STEP, _INT8_STEP = Direct(step_observe), Direct(step_observe)
+_STEP_OBSERVE = {key: kernel for kernel, keys in ((_BOOL_STEP, (bool, np.bool_)), (_INT8_STEP, (np.int8,)))
+                 for t in keys for key in (t, np.dtype(t))}  # types and dtypes: a lookup, not a conversion
 _NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
 
 
 def _checked_out(out: Any, obs_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """``out`` if it is a pair of writeable, contiguous ``float32[obs_size]`` and ``int8[72]`` arrays."""
+    """``out`` if it is a pair of writeable, contiguous ``float32[obs_size]`` and ``bool[72]`` or ``int8[72]``
+    arrays."""
     ok = isinstance(out, tuple) and len(out) == 2 and all(
-        isinstance(x, np.ndarray) and x.dtype == dtype and x.shape == (size,) and x.flags.c_contiguous
-        and x.flags.writeable for x, dtype, size in zip(out, (_FLOAT32, _INT8), (obs_size, NUM_ACTIONS)))
+        isinstance(x, np.ndarray) and x.dtype in dtypes and x.shape == (size,) and x.flags.c_contiguous
+        and x.flags.writeable for x, dtypes, size in zip(out, ((_FLOAT32,), _MASK_DTYPES), (obs_size, NUM_ACTIONS)))
     if not ok:
         parts = out if isinstance(out, tuple) else (out,)
         got = ", ".join(f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__ for x in parts)
         raise ValueError(f"out must be a tuple (observation, mask) of writeable contiguous float32[{obs_size}] and "
-                         f"int8[{NUM_ACTIONS}] arrays, got ({got})")
+                         f"bool[{NUM_ACTIONS}] or int8[{NUM_ACTIONS}] arrays, got ({got})")
     return out
 
 
@@ -143,32 +149,38 @@ class SplendorGame(TurnBased):
             as_action(a)  # out-of-range ids get their own message
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
 
-    def step_observe(self, action: int | str, out: tuple[np.ndarray, np.ndarray] | None = None
+    def step_observe(self, action: int | str, dtype: Any = np.bool_, out: tuple[np.ndarray, np.ndarray] | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
-        """``step``, then the observation and ``int8`` legal mask of the player to act next, in one compiled call.
+        """``step``, then the observation and legal mask (``dtype`` bool or int8) of the player to act next, in one
+        compiled call.
 
-        ``out``: an ``(observation, mask)`` pair (``float32[observation_size]``, ``int8[72]``) to write them into
-        instead of fresh arrays; it is returned.
+        ``out``: an ``(observation, mask)`` pair (``float32[observation_size]``, ``bool[72]`` or ``int8[72]``,
+        which then sets the mask's type) to write them into instead of fresh arrays; it is returned.
 
         >>> g = SplendorGame(2, seed=1)
         >>> obs, mask = g.step_observe("take:white,blue,green")
-        >>> obs.shape, int(mask.sum()) == len(g.legal_actions()), g.current_player
-        ((312,), True, 1)
+        >>> obs.shape, mask.dtype, mask.nonzero()[0].tolist() == g.legal_actions(), g.current_player
+        ((312,), dtype('bool'), True, 1)
         """
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        seen = self._fused(a, -1, out)
+        seen = self._fused(a, -1, dtype, out)
         if seen is None:
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
         return seen
 
-    def _fused(self, action: int, seat: int, out: tuple[np.ndarray, np.ndarray] | None
+    def _fused(self, action: int, seat: int, dtype: Any, out: tuple[np.ndarray, np.ndarray] | None
                ) -> tuple[np.ndarray, np.ndarray] | None:
         """The compiled step of ``step_observe`` (``seat`` -1) and ``step_vs_random_observe``."""
         if out is None:
-            out = np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, _INT8)
-        elif out is not self._out:  # a pair checked once, as the kernel trusts its types
-            self._out = _checked_out(out, self._obs_size)
-        if not _STEP_OBSERVE.call(self.state, action, seat, self._cards, self._nobles, self._mask, out[0], out[1]):
+            kernel = _STEP_OBSERVE.get(dtype)
+            if kernel is None:
+                raise ValueError(f"dtype must be bool or int8, got {quote(dtype)}")
+            out = np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, dtype)
+        else:
+            if out is not self._out:  # a pair checked once, as the kernel trusts its types
+                self._out = _checked_out(out, self._obs_size)
+            kernel = _STEP_OBSERVE[out[1].dtype]
+        if not kernel.call(self.state, action, seat, self._cards, self._nobles, self._mask, out[0], out[1]):
             return None
         return out
 
@@ -243,12 +255,13 @@ class SplendorGame(TurnBased):
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
         return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
 
-    def step_vs_random_observe(self, action: int | str, seat: int, out: tuple[np.ndarray, np.ndarray] | None = None
+    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_,
+                               out: tuple[np.ndarray, np.ndarray] | None = None
                                ) -> tuple[np.ndarray, np.ndarray] | None:
-        """``step_vs_random`` and then ``seat``'s observation and ``int8`` legal mask, in one compiled call;
-        None (nothing played) when ``action`` is illegal. ``out`` as for ``step_observe``."""
+        """``step_vs_random`` and then ``seat``'s observation and legal mask, in one compiled call; None (nothing
+        played) when ``action`` is illegal. ``dtype`` and ``out`` as for ``step_observe``."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        return self._fused(a, seat, out)
+        return self._fused(a, seat, dtype, out)
 
     # --- state -------------------------------------------------------------------------
     @property
