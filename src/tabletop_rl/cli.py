@@ -1,4 +1,4 @@
-"""The ``tabletop`` command: ``arena``, ``llm-match``, ``play``, ``replay``, ``bench`` and ``train``
+"""The ``tabletop`` command: ``arena``, ``llm-match``, ``play``, ``replay``, ``web``, ``bench`` and ``train``
 (``tabletop <command> --help`` for each). ``tabletop play space-conquest --help`` has that game's own options.
 
 >>> main(["replay", "no-such-file.jsonl"])
@@ -299,6 +299,44 @@ def _replay(args: argparse.Namespace) -> int:
     return replay_terminal(args.file, args.game, seat=args.seat)
 
 
+# --- web --------------------------------------------------------------------------------------------
+#: The page's default port and where games played in it are saved (``tabletop_rl.ui.web.app`` has the same;
+#: repeated here so the help works without the [web] extra).
+_WEB_PORT, _WEB_SAVES = 8765, Path("tabletop-saves")
+_WEB_MODULES = ("fastapi", "uvicorn", "starlette", "pydantic")
+
+
+def _add_web(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "web", help="see arena runs and play in the browser (needs the [web] extra)",
+        description="Serve a local web page: the games of an arena run (a run folder or its games.jsonl) drawn as "
+                    "boards, stepped move by move as a spectator or as one player saw them, with the LLM players' "
+                    "reasoning and costs; the run's summary; and a table where you play policies, saved after every "
+                    "move. docs/web.md.")
+    p.add_argument("run", type=Path, nargs="?", metavar="RUN", help="an arena run folder or games.jsonl (default: "
+                   "none, play only)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=_WEB_PORT, metavar="P", help=f"port (default {_WEB_PORT}; 0: any free)")
+    p.add_argument("--saves", type=Path, default=_WEB_SAVES, metavar="DIR",
+                   help=f"folder for the games played in the page (default ./{_WEB_SAVES})")
+    p.add_argument("--allow-remote", action="store_true", help="let --host be an address other machines reach "
+                   "(the page has no login)")
+    p.set_defaults(func=_web, prog=p.prog)
+
+
+def _web(args: argparse.Namespace) -> int:
+    try:
+        app = importlib.import_module("tabletop_rl.ui.web.app")
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in _WEB_MODULES:
+            raise
+        print(f'{args.prog}: error: {e.name} is not installed; tabletop web needs the [web] extra: pip install -e '
+              f'".[web]"', file=sys.stderr)
+        return 1
+    status: int = app.serve(args.run, saves=args.saves, host=args.host, port=args.port, allow_remote=args.allow_remote)
+    return status
+
+
 # --- bench ------------------------------------------------------------------------------------------
 def _add_bench(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
@@ -389,7 +427,7 @@ def _serve(args: argparse.Namespace) -> int:  # reached only without arguments a
 
 # Each entry adds one sub-command.
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
-    _add_arena, _add_llm_match, _add_play, _add_replay, _add_bench, _add_train, _add_serve)
+    _add_arena, _add_llm_match, _add_play, _add_replay, _add_web, _add_bench, _add_train, _add_serve)
 #: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
 _DELEGATED = {
     ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",

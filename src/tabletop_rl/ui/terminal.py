@@ -28,11 +28,14 @@ from tabletop_rl.arena.llm import accounting_lines, note_lines
 from tabletop_rl.arena.results import load_games
 from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.game import Game, entry_moves, use_color
+from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import check_options, game_class, policy_game
 
-__all__ = ["play_terminal", "replay_frames", "replay_terminal", "result_line", "write_game_logs"]
+__all__ = ["SAVE_FORMAT", "Table", "load_table", "new_table", "play_terminal", "replay_frames", "replay_terminal",
+           "result_line", "save_table", "step_moves", "write_game_logs"]
 
-_SAVE_FORMAT = "tabletop-save/1"
+#: The saved-game format of ``tabletop play`` and ``tabletop web`` (each resumes the other's saves).
+SAVE_FORMAT = "tabletop-save/1"
 _DEFAULT_SAVE = Path("tabletop-save.json")
 _COMMANDS_HELP = """\
 Answer with a move number from the list, or a move name. Other commands:
@@ -42,8 +45,9 @@ Answer with a move number from the list, or a move name. Other commands:
 
 # --- play ----------------------------------------------------------------------------------------
 @dataclass
-class _Table:
-    """A game in progress: the game object, the person's seat, each seat's policy spec (None: person)."""
+class Table:
+    """A game in progress: the game object, the person's seat (a player: a partnership in Klaverjas), each
+    player's policy spec (None: the person), and the deal seed (policies are seeded from it)."""
 
     game: str
     state: Any
@@ -67,32 +71,58 @@ def _opponents(vs: list[str], num_players: int, seat: int) -> list[str | None]:
     return [None if s == seat else next(specs) for s in range(num_players)]
 
 
-def _new_table(game: str, vs: list[str], num_players: int, seat: int, seed: int | None) -> _Table:
+def new_table(game: str, vs: list[str], num_players: int, seat: int, seed: int | None) -> Table:
+    """A fresh deal of ``game`` with the person at ``seat`` and ``vs`` at the other seats (``_opponents``)."""
     rules = game_class(game)
     if num_players not in rules.player_counts:
         raise ValueError(f"{game} is played by {', '.join(map(str, rules.player_counts))} players, "
                          f"not {num_players}")
     seed = int.from_bytes(os.urandom(7), "little") if seed is None else seed
-    return _Table(game, rules.new(seed, num_players), seat, _opponents(vs, num_players, seat), seed)
+    return Table(game, rules.new(seed, num_players), seat, _opponents(vs, num_players, seat), seed)
 
 
-def _load_table(path: Path) -> _Table:
-    """A game saved by ``quit``; ``ValueError`` naming the problem when the file is not one."""
+def load_table(path: Path) -> Table:
+    """A game saved by ``save_table``; ``ValueError`` naming the problem when the file is not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ValueError(f"cannot read saved game {path}: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != _SAVE_FORMAT:
-        raise ValueError(f"{path} is not a game saved by tabletop play (format {_SAVE_FORMAT})")
-    return _Table(data["game"], game_class(data["game"]).from_json(data["position"]), data["seat"], data["players"],
-                  data["seed"])
+    if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
+        raise ValueError(f"{path} is not a game saved by tabletop play (format {SAVE_FORMAT})")
+    problem = _save_problem(data)
+    if problem:
+        raise ValueError(f"saved game {path} is damaged: {problem}")
+    try:
+        state = game_class(data["game"]).from_json(data["position"])
+    except ValueError as e:
+        raise ValueError(f"saved game {path} is damaged: {e}") from None
+    return Table(data["game"], state, data["seat"], data["players"], data["seed"])
 
 
-def _save_table(table: _Table, path: Path) -> None:
-    """Everything needed to go on: the position (hidden cards included, so do not read it), seats, seed."""
-    data = {"format": _SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
+def _save_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of a saved game besides its position, or None."""
+    players = data.get("players")
+    if data.get("game") not in GAME_NAMES:
+        return f"'game' must be one of {', '.join(sorted(GAME_NAMES))}"
+    if not isinstance(players, list) or not all(spec is None or isinstance(spec, str) for spec in players):
+        return "'players' must be a list of policy specs (null for the person)"
+    seat = data.get("seat")
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(players) or players[seat]:
+        return "'seat' must be the person's seat, whose entry in 'players' is null"
+    if not isinstance(data.get("seed"), int) or isinstance(data["seed"], bool):
+        return "'seed' must be a whole number"
+    return None
+
+
+def save_table(table: Table, path: Path) -> None:
+    """Everything needed to go on: the position (hidden cards included, so do not read it), seats, seed.
+    Written whole or not at all (through a temporary file beside it), so a crash never leaves half a save."""
+    data = {"format": SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
             "seed": table.seed, "position": json.loads(table.state.to_json())}
-    Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
+    path = Path(path)
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    os.replace(temp, path)
 
 
 def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_players: int = 2, seat: int = 0,
@@ -100,8 +130,10 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
                   stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Play a game in the terminal; returns an exit status (0: finished or saved)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    table = _load_table(load) if load is not None else _new_table(game, vs or ["greedy"], num_players, seat, seed)
+    table = load_table(load) if load is not None else new_table(game, vs or ["greedy"], num_players, seat, seed)
     state = table.state
+    if state.simultaneous:  # a game played in tabletop web: this loop asks one seat at a time
+        raise ValueError(f"{load} is a {table.game} game of tabletop web; resume it there (tabletop web --saves DIR)")
     policies = {s: make_policy(spec, game=policy_game(table.game), seed=derive_seed(table.seed, s))
                 for s, spec in enumerate(table.specs) if spec is not None}
     con = _Console(stdout)
@@ -117,7 +149,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
             continue
         choice = _ask_move(table, stdin, con)
         if choice is None:
-            _save_table(table, save)
+            save_table(table, save)
             con.say(f"Game saved to {save}; resume with: tabletop play {table.game} --load {save}")
             return 0
         con.say(f"P{mover} (you) plays {_described(state, seat, choice)}")
@@ -148,7 +180,7 @@ def _described(state: Any, seat: int, action: int) -> str:
     return str(state.describe_move(state.move_record(seat, action)))
 
 
-def _ask_move(table: _Table, stdin: IO[str], con: _Console) -> int | None:
+def _ask_move(table: Table, stdin: IO[str], con: _Console) -> int | None:
     """The person's legal move, asking again with the reason after a bad answer; ``None`` to quit."""
     state = table.state
     seat = state.current_player
@@ -352,18 +384,26 @@ class _Viewer:
     def _moves(self, k: int) -> str:
         """The moves of step ``k`` that the viewer may see, then any LLM's reasoning and cost under them
         (named by seat when several seats moved at once)."""
-        before = self.frames[k - 1]
-        moves = entry_moves(before, self.record["moves"][k - 1])
-        note = (self.record.get("llm_notes") or [None] * k)[k - 1]
-        notes = {} if note is None else entry_moves(before, note)
-        player = before.player_of  # the policy's index of a seat (a Klaverjas partnership plays two)
-        shown = [s for s in moves if self.seat is None or player(s) == self.seat or not before.simultaneous]
-        text = "; ".join(f"P{player(s)} ({self.record['seats'][player(s)]}) played {before.describe_move(moves[s])}"
-                         for s in shown)
-        for s in shown:
-            if notes.get(s) is not None:
-                text += (f"\n  P{player(s)}:" if before.simultaneous else "") + "\n" + note_lines(notes[s]).rstrip("\n")
+        shown = step_moves(self.record, self.frames[k - 1], k, self.seat)
+        text = "; ".join(f"P{m['player']} ({m['policy']}) played {m['move']}" for m in shown)
+        for m in (m for m in shown if m["note"] is not None):
+            who = f"\n  P{m['player']}:" if self.frames[0].simultaneous else ""
+            text += who + "\n" + note_lines(m["note"]).rstrip("\n")
         return text
+
+
+def step_moves(record: dict[str, Any], before: Game, k: int, seat: int | None) -> list[dict[str, Any]]:
+    """The moves of step ``k`` of ``record`` (played on the position ``before``) that player ``seat`` may see
+    (None: a spectator, who sees them all): per move the ``seat`` that made it, its ``player`` and that
+    player's ``policy`` spec, the ``move`` as the game describes it, and the LLM's ``note`` (``None`` when the
+    record has none). In a game of simultaneous moves a player sees only its own orders."""
+    moves = entry_moves(before, record["moves"][k - 1])
+    note = (record.get("llm_notes") or [None] * k)[k - 1]
+    notes = {} if note is None else entry_moves(before, note)
+    player = before.player_of  # the policy's index of a seat (a Klaverjas partnership plays two)
+    return [{"seat": s, "player": player(s), "policy": record["seats"][player(s)],
+             "move": before.describe_move(moves[s]), "note": notes.get(s)}
+            for s in moves if seat is None or player(s) == seat or not before.simultaneous]
 
 
 def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> int:

@@ -24,7 +24,7 @@ from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
 from tabletop_rl.games.klaverjas.observe import OBS_SIZE, end_rewards, observe
-from tabletop_rl.games.klaverjas.render import render_text
+from tabletop_rl.games.klaverjas.render import render_text, viewer_seat
 
 __all__ = ["KlaverjasGame"]
 
@@ -109,11 +109,7 @@ class KlaverjasGame(TurnBased):
     def render(self, viewer: int | None = None, color: bool = False) -> str:
         """The table as text; player ``viewer`` (a partnership) sees the hand of its seat to act, else of its
         first seat; a spectator (``None``) sees all four hands."""
-        return render_text(self.state, None if viewer is None else self._acting_seat(viewer))
-
-    def _acting_seat(self, player: int) -> int:
-        current = self.current_player
-        return current if current % 2 == player else player
+        return render_text(self.state, None if viewer is None else viewer_seat(self.state, viewer))
 
     # --- result ------------------------------------------------------------------------------
     @property

@@ -1,5 +1,5 @@
 """A Space Conquest match as text: the map as one seat knows it (its fog of war) with its turn report, or
-a spectator's view of everything.
+a spectator's view of everything; ``board_view`` gives the same as JSON-ready data (for ``tabletop web``).
 
 >>> from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 >>> render_text(SpaceConquestGame(seed=1), 0).splitlines()[0].split()[:3]
@@ -18,7 +18,7 @@ from tabletop_rl.games.space_conquest import rules as R
 _Game = Any
 
 
-__all__ = ["render_map", "render_text", "summary"]
+__all__ = ["board_view", "render_map", "render_text", "summary"]
 
 _MARK = {"you": "*", "enemy": "!", "npc": " ", "unknown": " "}
 
@@ -87,3 +87,30 @@ def render_text(game: _Game, viewer: int | None) -> str:
                        for p in range(R.NUM_PLAYERS))
     events = ["  " + _describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")]
     return "\n".join([f"Turn {game.turn}/{game.max_turns} (spectator): {totals}", render_map(game, None), *events])
+
+
+def board_view(game: _Game, viewer: int | None = None) -> dict[str, Any]:
+    """The map ``render_text`` draws for ``viewer``, as JSON-ready data. A seat sees its fog of war
+    (``observe.player_view``: stars as it last saw them, owners as ``you``/``enemy``/``npc``/``unknown``, RU
+    ``None`` where it never went, only its own fleets, events and order errors); a spectator (``None``) sees
+    every star (owners ``p0``/``p1``/``npc``), every fleet and last turn's events, each told as a line.
+
+    >>> from tabletop_rl.games.space_conquest.game import SpaceConquestGame
+    >>> view = board_view(SpaceConquestGame(seed=1), 0)
+    >>> sum(star["ru"] is None for star in view["stars"]), view["fleets"]
+    (15, [])
+    """
+    if viewer is not None:
+        view = O.player_view(game, viewer)
+        return {"game": "space-conquest", "viewer": viewer, "turn": view["turn"], "max_turns": view["max_turns"],
+                "grid": view["grid"], "over": view["over"], "stars": view["stars"], "fleets": view["fleets"],
+                "events": [_describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"],
+                "errors": [e["message"] for e in view["errors"]], "totals": None}
+    owner = {None: "npc", 0: "p0", 1: "p1"}
+    stars = [{**star, "owner": owner[star["owner"]]} for star in map(game.star, range(R.NUM_STARS))]
+    return {"game": "space-conquest", "viewer": None, "turn": game.turn, "max_turns": game.max_turns,
+            "grid": [R.WIDTH, R.HEIGHT], "over": game.is_over, "stars": stars, "fleets": game.fleets(),
+            "events": [_describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")],
+            "errors": [], "totals": [{"ru": game.owned_ru(p), "ships": game.total_ships(p),
+                                      "fleets": sum(f["owner"] == p for f in game.fleets())}
+                                     for p in range(R.NUM_PLAYERS)]}

@@ -9,6 +9,7 @@ Colour letters in the text board: w white, b blue, g green, r red, k black, y go
 ``level.slot`` that the move names use (``1.0`` is ``buy:1.0``, slots count from 0 like the names), each
 reserved card with its ``buy_reserved`` index, each table noble with its ``noble`` index.
 ``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
+``board_view`` gives the same board as JSON-ready data, for the web viewer (``tabletop web``).
 
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(seed=3)
@@ -31,7 +32,7 @@ from tabletop_rl.games.splendor.actions import LETTERS, as_action, kind, move_na
 _Game = Any
 
 
-__all__ = ["LETTERS", "move_text", "render_ansi"]
+__all__ = ["LETTERS", "board_view", "move_text", "render_ansi"]
 
 
 
@@ -153,3 +154,49 @@ def move_text(game: _Game, move: int | str) -> str:
     else:
         card = None
     return name if card is None else f"{name} {_card_text(card, plain)}"
+
+
+# --- JSON board ----------------------------------------------------------------------------
+def board_view(game: _Game, viewer: int | None = None) -> dict[str, Any]:
+    """The board ``viewer`` sees (what ``render_ansi`` draws) as JSON-ready data: bank, nobles, market by
+    level with deck sizes, and each player's tokens, bonuses, points, cards and reserves. A reserve the
+    viewer may not see is ``{"level": L, "hidden": true}``; deck order is never in it.
+
+    >>> from tabletop_rl import SplendorGame
+    >>> view = board_view(SplendorGame(seed=3))
+    >>> view["market"][2]["cards"][3]
+    {'id': 6, 'level': 1, 'bonus': 'white', 'points': 0, 'cost': {'white': 3, 'blue': 1, 'black': 1}}
+    """
+    _check_viewer(game, viewer)
+    _, nobles = R.tables()
+    return {
+        "game": "splendor", "viewer": viewer, "ply": game.ply, "status": _status(game), "phase": game.phase,
+        "to_act": None if game.is_over else game.current_player, "final_round": bool(game.state[R.FINAL_ROUND]),
+        "bank": game.bank,
+        "nobles": [{"id": nb, "points": R.NOBLE_POINTS, "needs": _colour_counts(nobles[nb])}
+                   for nb in game.table_nobles],
+        "market": [{"level": level, "deck": game.deck_sizes[level - 1],
+                    "cards": [None if c is None else _card_view(c) for c in game.market(level)]}
+                   for level in (3, 2, 1)],
+        "players": [_player_view(game, p, viewer) for p in range(game.num_players)],
+    }
+
+
+def _colour_counts(values: Any) -> dict[str, int]:
+    """The non-zero counts of the five colours, by name."""
+    return {colour: int(n) for colour, n in zip(R.COLOURS, values) if n}
+
+
+def _card_view(card: int) -> dict[str, Any]:
+    cards, _ = R.tables()
+    row = cards[card]
+    return {"id": card, "level": int(row[R.CARD_LEVEL]), "bonus": R.COLOURS[int(row[R.CARD_BONUS])],
+            "points": int(row[R.CARD_POINTS]), "cost": _colour_counts(row[R.CARD_COST:R.CARD_COST + 5])}
+
+
+def _player_view(game: _Game, p: int, viewer: int | None) -> dict[str, Any]:
+    me = game.player(p)
+    return {"seat": p, "points": me["points"], "tokens": me["tokens"], "bonuses": me["bonuses"],
+            "cards": len(me["bought"]), "nobles": me["nobles"],
+            "reserved": [{"level": level, "hidden": True} if card is None else _card_view(card)
+                         for level, card in _visible_reserves(game, p, viewer)]}
