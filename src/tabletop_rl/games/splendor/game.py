@@ -28,7 +28,13 @@ from tabletop_rl.games.splendor.notation import (
     reserved_cards,
     table_nobles,
 )
-from tabletop_rl.games.splendor.observe import encode_into, observation_box, observation_size, step_observe
+from tabletop_rl.games.splendor.observe import (
+    encode_into,
+    observation_box,
+    observation_size,
+    step_observe,
+    step_vs_random_observe,
+)
 from tabletop_rl.games.splendor.picture import render_rgb
 from tabletop_rl.games.splendor.render import move_text, render_ansi
 
@@ -64,10 +70,11 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
 _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
-#: The fused step, one compiled entry per mask type: bool (as ``legal_mask``), int8 (what the envs hand out).
-_BOOL_STEP, _INT8_STEP = Direct(step_observe), Direct(step_observe)
-_STEP_OBSERVE = {key: kernel for kernel, keys in ((_BOOL_STEP, (bool, np.bool_)), (_INT8_STEP, (np.int8,)))
-                 for t in keys for key in (t, np.dtype(t))}  # types and dtypes: a lookup, not a conversion
+#: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (as
+#: ``legal_mask``) and int8 (what the envs hand out), looked up by type or dtype (a lookup, not a conversion).
+_BOOL_FUSED, _INT8_FUSED = ((Direct(step_observe), Direct(step_vs_random_observe)) for _ in range(2))
+_FUSED = {bool: _BOOL_FUSED, np.bool_: _BOOL_FUSED, np.dtype(np.bool_): _BOOL_FUSED,
+          np.int8: _INT8_FUSED, np.dtype(np.int8): _INT8_FUSED}
 _NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
 
 
@@ -172,17 +179,20 @@ class SplendorGame(TurnBased):
                ) -> tuple[np.ndarray, np.ndarray] | None:
         """The compiled step of ``step_observe`` (``seat`` -1) and ``step_vs_random_observe``."""
         if out is None:
-            kernel = _STEP_OBSERVE.get(dtype)
-            if kernel is None:
+            kernels = _FUSED.get(dtype)
+            if kernels is None:
                 raise ValueError(f"dtype must be bool or int8, got {quote(dtype)}")
             out = np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, dtype)
         else:
-            if out is not self._out:  # a pair checked once, as the kernel trusts its types
+            if out is not self._out:  # a pair checked once, as the kernels trust their types
                 self._out = _checked_out(out, self._obs_size)
-            kernel = _STEP_OBSERVE[out[1].dtype]
-        if not kernel.call(self.state, action, seat, self._cards, self._nobles, self._mask, out[0], out[1]):
-            return None
-        return out
+            kernels = _FUSED[out[1].dtype]
+        state, cards, nobles, mask = self.state, self._cards, self._nobles, self._mask
+        if seat < 0:
+            legal = kernels[0].call(state, action, cards, nobles, mask, out[0], out[1])
+        else:
+            legal = kernels[1].call(state, action, seat, cards, nobles, mask, out[0], out[1])
+        return out if legal else None
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""

@@ -21,7 +21,7 @@ from numba import njit
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
-           "observe", "step_observe"]
+           "observe", "step_observe", "step_vs_random_observe"]
 
 OBSERVATION_VERSION = 1
 _CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
@@ -118,25 +118,37 @@ def encode_into(state, viewer, cards, nobles, out):
     out[at + 8 + (state[R.START] - viewer) % n] = 1.0
 
 
-@njit(cache=True)
-def step_observe(state, action, seat, cards, nobles, mask, obs, seat_mask):
-    """One compiled call for a Python-facing step: play ``action`` for the player to act (``seat`` >= 0: then
-    uniformly random moves for the other seats until ``seat`` is to act or the game ends), refresh ``mask``
-    (the legal mask of the player to act), and write the observation of the seat to act (``seat`` when given)
-    into ``obs`` and that seat's legal moves into ``seat_mask`` (int8, all zero unless it is to act).
-
-    Returns False, with nothing changed or written, when ``action`` is illegal.
-    """
-    if seat < 0:
-        if not R.checked_step(state, action, cards, nobles, mask):
-            return False
-        seat = state[R.CURRENT]
-    elif not R.step_vs_random(state, action, seat, cards, nobles, mask):
-        return False
+@njit(cache=True, inline="always")
+def _seat_view(state, seat, cards, nobles, mask, obs, seat_mask):
+    """``seat``'s observation into ``obs`` and its legal moves (``mask`` if it is to act, else none) into
+    ``seat_mask``."""
     encode_into(state, seat, cards, nobles, obs)
     acts = state[R.CURRENT] == seat
     for a in range(R.NUM_ACTIONS):
         seat_mask[a] = mask[a] if acts else 0
+
+
+@njit(cache=True)
+def step_observe(state, action, cards, nobles, mask, obs, seat_mask):
+    """One compiled call for a Python-facing step: ``checked_step`` (``mask`` is the legal mask of the player to
+    act, refreshed), then the next player's observation into ``obs`` and legal moves into ``seat_mask``.
+
+    Returns False, with nothing changed or written, when ``action`` is illegal.
+    """
+    if not R.checked_step(state, action, cards, nobles, mask):
+        return False
+    _seat_view(state, state[R.CURRENT], cards, nobles, mask, obs, seat_mask)
+    return True
+
+
+@njit(cache=True)
+def step_vs_random_observe(state, action, seat, cards, nobles, mask, obs, seat_mask):
+    """``step_observe`` against random opponents: ``action``, then uniformly random moves for the other seats
+    until ``seat`` is to act or the game ends, then ``seat``'s observation and legal moves. A kernel of its own
+    rather than a branch of ``step_observe``, so the AEC env's first step compiles no random play."""
+    if not R.step_vs_random(state, action, seat, cards, nobles, mask):
+        return False
+    _seat_view(state, seat, cards, nobles, mask, obs, seat_mask)
     return True
 
 
