@@ -258,3 +258,33 @@ def test_copy_false_returns_the_envs_own_buffers_and_the_same_values():
     assert not np.array_equal(after_fresh, first)
     np.testing.assert_array_equal(obs1, first)  # a returned array is never written again
     assert after_shared is obs2  # copy=False: the buffer is rewritten in place
+
+
+
+def test_parallel_false_envs_step_from_two_threads_at_once():
+    """``parallel=False`` (what the trainers use) runs every kernel on the calling thread, dealing and the hook's
+    views included. Before, those two always ran numba's parallel loops: two trainers on a 2-core machine
+    stalled each other about six times over, and two threads stepping such envs crashed numba's ``workqueue``
+    layer, which allows one parallel launch at a time (so that layer is what this test runs on)."""
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import threading, numpy as np
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+def hook(obs, masks, envs):
+    return np.array([int(np.flatnonzero(m)[0]) for m in masks], np.int64)
+def play():
+    env = SplendorVectorEnv(num_envs=16, opponent=hook, parallel=False)
+    _, info = env.reset(seed=0)
+    for _ in range(300):
+        _, _, _, _, info = env.step(np.array([int(np.flatnonzero(m)[0]) for m in info["action_mask"]], np.int64))
+threads = [threading.Thread(target=play) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("done")
+"""
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr[-2000:]

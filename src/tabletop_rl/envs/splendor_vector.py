@@ -170,13 +170,23 @@ def _step_games(index, actions, games, tables, config, outputs, parallel):
             _step_one(index[k], actions, games, tables, config, outputs)
 
 
+@njit(cache=True, inline="always")
+def _view_of_mover(k, states, index, cards, nobles, obs, masks):
+    state = states[index[k]]
+    encode_into(state, state[R.CURRENT], cards, nobles, obs[k])
+    R.legal_mask(state, cards, nobles, masks[k])
+
+
 @njit(cache=True, parallel=True)
-def _views_of_movers(states, index, cards, nobles, obs, masks):
-    """Observations and masks of the games in ``index`` from the seat to act."""
-    for k in prange(index.shape[0]):
-        state = states[index[k]]
-        encode_into(state, state[R.CURRENT], cards, nobles, obs[k])
-        R.legal_mask(state, cards, nobles, masks[k])
+def _views_of_movers(states, index, cards, nobles, obs, masks, parallel):
+    """Observations and masks of the games in ``index`` from the seat to act (on numba's threads if
+    ``parallel``)."""
+    if parallel:
+        for k in prange(index.shape[0]):
+            _view_of_mover(k, states, index, cards, nobles, obs, masks)
+    else:
+        for k in range(index.shape[0]):
+            _view_of_mover(k, states, index, cards, nobles, obs, masks)
 
 
 @njit(cache=True)
@@ -189,11 +199,21 @@ def _first_illegal(actions, masks):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _reset_game(i, states, seeds, num_players, max_plies, seats, seat_option):
+    R.reset_state(states[i], seeds[i], num_players, max_plies)
+    seats[i] = _episode_seat(states[i], seat_option)
+
+
 @njit(cache=True, parallel=True)
-def _reset_games(states, seeds, num_players, max_plies, seats, seat_option):
-    for i in prange(states.shape[0]):
-        R.reset_state(states[i], seeds[i], num_players, max_plies)
-        seats[i] = _episode_seat(states[i], seat_option)
+def _reset_games(states, seeds, num_players, max_plies, seats, seat_option, parallel):
+    """Deal every game (on numba's threads if ``parallel``)."""
+    if parallel:
+        for i in prange(states.shape[0]):
+            _reset_game(i, states, seeds, num_players, max_plies, seats, seat_option)
+    else:
+        for i in range(states.shape[0]):
+            _reset_game(i, states, seeds, num_players, max_plies, seats, seat_option)
 
 
 def _kind(opponent: str | _OpponentHook) -> int:
@@ -269,7 +289,8 @@ class SplendorVectorEnv(VectorEnv):
         super().reset(seed=seed)
         base = int(self.np_random.integers(0, 1 << 62)) if seed is None else int(seed)
         seeds = base + np.arange(self.num_envs, dtype=np.int64)  # game i is SplendorGame(seed=base + i)
-        _reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option)
+        _reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option,
+                     self.parallel)
         if options and "position" in options:
             self._load_position(options["position"], seeds)
         self._begin_step()
@@ -338,7 +359,7 @@ class SplendorVectorEnv(VectorEnv):
         """The hook's moves for the games in ``index``, checked, as a full-size action array (-1 elsewhere)."""
         obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
         masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
-        _views_of_movers(self.states, index, self._cards, self._nobles, obs, masks)
+        _views_of_movers(self.states, index, self._cards, self._nobles, obs, masks, self.parallel)
         assert self.hook is not None  # only games of an external opponent wait
         chosen = np.asarray(self.hook(obs, masks, index), np.int64)
         if chosen.shape != (len(index),):
