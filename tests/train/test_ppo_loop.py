@@ -173,3 +173,24 @@ def test_the_masked_categorical_never_draws_an_illegal_action(rows, seed, densit
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         validate_args(small(tmp_path, **changes))
+
+
+def test_updates_keep_the_thread_count_when_something_resets_it(tmp_path, monkeypatch):
+    """numba compiling its parallel kernels (an empty cache) resets the process's OpenMP thread count, torch's
+    included; the loop sets its own back before each update. Here the env's reset plays numba's part."""
+    from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+
+    reset = SplendorVectorEnv.reset
+
+    def reset_and_meddle(self, **kwargs):
+        out = reset(self, **kwargs)
+        torch.set_num_threads(2)
+        return out
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(SplendorVectorEnv, "reset", reset_and_meddle)
+    try:
+        train(small(tmp_path, steps=512, eval_every=10**6, checkpoint_every=10**6, threads=1))
+        assert json.loads((tmp_path / "timing.json").read_text())["update_threads"] == 1
+    finally:
+        torch.set_num_threads(before)

@@ -28,8 +28,8 @@ from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
 __all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "knob", "model_meta", "network_act", "opponent_kinds", "parse_mix",
-           "rollout_target", "summary_writer", "validate"]
+           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "opponent_kinds",
+           "parse_mix", "rollout_target", "summary_writer", "validate"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -167,6 +167,18 @@ def resume_checkpoint(path: str, algo: str, players: int) -> dict[str, Any] | No
                          f"--algo {written_by}{hint}")
     check_meta(checkpoint["meta"], model_meta(players), path)
     return checkpoint
+
+
+def hold_threads(torch: Any, threads: int) -> int:
+    """Set torch's thread count back to ``threads`` if something changed it; return the count now.
+
+    numba compiling its parallel kernels (a first run after an install or an edit, with an empty cache) resets
+    the process's OpenMP thread count to numba's, and torch, which shares that OpenMP runtime, follows: a run
+    asked for ``--threads 1`` then updated on two threads, and two such runs on a 2-core machine stalled each
+    other about six times over. The trainers call this before each update."""
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return int(torch.get_num_threads())
 
 
 def rollout_target(steps: int, done: int, rollout: int) -> int:

@@ -51,6 +51,7 @@ from tabletop_rl.train.selfplay import (
     EvalLog,
     eval_specs,
     hidden_layers,
+    hold_threads,
     knob,
     model_meta,
     network_act,
@@ -330,6 +331,7 @@ def train(args: Args) -> Path:
             tick = time.perf_counter()
             for record in records:
                 buffer.add(record)
+            hold_threads(torch, args.threads)
             stats = _learn(net, optimizer, buffer, args, rng)
             seconds["train"] += time.perf_counter() - tick
 

@@ -42,6 +42,7 @@ from tabletop_rl.train.selfplay import (
     EvalLog,
     TrainConfig,
     hidden_layers,
+    hold_threads,
     knob,
     model_meta,
     network_act,
@@ -138,7 +139,7 @@ def train(args: Args) -> Path:
     import torch  # the [train] extra; a missing one is named in one line by the command
 
     checkpoint = resume_checkpoint(args.resume, "ppo", args.players)
-    torch.set_num_threads(args.threads)
+    update_threads = hold_threads(torch, args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
@@ -256,6 +257,7 @@ def train(args: Args) -> Path:
         b_actions, b_logp = action_buf.reshape(rollout), logp_buf.reshape(rollout)
         b_adv, b_returns = advantages.reshape(rollout), returns.reshape(rollout)
         stats: dict[str, float] = {}
+        update_threads = hold_threads(torch, args.threads)
         for _epoch in range(args.epochs):
             order = torch.randperm(rollout, generator=generator)
             for first in range(0, rollout, args.batch_size):
@@ -312,7 +314,7 @@ def train(args: Args) -> Path:
     (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
         "steps": step - first_step, "seconds": total, "env_seconds": seconds["env"],
         "opponent_seconds": pool.seconds, "policy_seconds": seconds["policy"], "update_seconds": seconds["update"],
-        "eval_seconds": seconds["eval"], "threads": args.threads}))
+        "eval_seconds": seconds["eval"], "threads": args.threads, "update_threads": update_threads}))
     if evals.evaluated_at != step:
         _evaluate(evals, pi, step, writer)
     final = _save(out / "final.pt", net, meta, optimizer, step, args, rng, generator)

@@ -32,6 +32,7 @@ from tabletop_rl.train.selfplay import (
     add_arguments,
     config_from_args,
     hidden_layers,
+    hold_threads,
     model_meta,
     opponent_kinds,
     parse_mix,
@@ -182,6 +183,9 @@ class _SelfPlayCallback:
         self.env.set_opponents(opponent_kinds(self.mix, self.env.num_envs, self.rng))
 
     def rollout_end(self, model: Any) -> None:
+        import torch  # the [train] extra, imported by train() already
+
+        hold_threads(torch, self.cfg.threads)  # SB3's update follows
         self.updates += 1
         if self.updates % self.cfg.snapshot_every == 0:
             self.pool.add(model.policy)
