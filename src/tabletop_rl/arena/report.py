@@ -37,9 +37,9 @@ from tabletop_rl.arena.plots import plot_ratings, plot_win_rates
 from tabletop_rl.arena.ratings import ELO_SCALE, bootstrap_bradley_terry, bradley_terry, openskill_ratings, win_matrix
 from tabletop_rl.core.stats import Z95, wilson_interval
 
-__all__ = ["MIN_RATED_GAMES", "format_table", "summarize", "write_report"]
+__all__ = ["MIN_RATED_GAMES", "SUMMARY_FILE", "format_table", "summarize", "write_report"]
 
-_SUMMARY_FILE, _WINRATE_PNG, _RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
+SUMMARY_FILE, _WINRATE_PNG, _RATINGS_PNG = "summary.json", "winrate.png", "ratings.png"
 _ANCHOR = "random"
 #: Fewer rated games than this give a rating interval that means nothing (a bootstrap of two games is
 #: two numbers resampled); such an interval is shown as n/a.
@@ -267,12 +267,12 @@ def write_report(out: Path, records: list[dict[str, Any]], config: dict[str, Any
     """Write the two plots (the ratings one only when there are ratings) and ``summary.json`` into ``out``;
     return the summary, whose ``files`` names exactly the files written."""
     summary = summarize(records, config)
-    files = [_SUMMARY_FILE]
+    files = [SUMMARY_FILE]
     for name, plot in ((_WINRATE_PNG, plot_win_rates), (_RATINGS_PNG, plot_ratings)):
         if plot(summary, Path(out) / name):
             files.append(name)
         else:  # a plot left from an earlier write of this run would no longer match the summary
             (Path(out) / name).unlink(missing_ok=True)
     summary["files"] = files
-    (Path(out) / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (Path(out) / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary

@@ -34,7 +34,7 @@ if sys.platform != "win32":
     import fcntl  # the run folder's lock; POSIX only, and without it a run simply takes no lock
 
 __all__ = ["GAMES_FILE", "LOCK_FILE", "RECORD_KEYS", "RunFolderError", "append_game", "hold_run_folder",
-           "load_games", "open_games", "prepare_run", "read_config", "record_problem"]
+           "load_games", "open_games", "prepare_run", "read_config", "read_json_object", "record_problem"]
 
 GAMES_FILE = "games.jsonl"
 LOCK_FILE = ".lock"
@@ -236,6 +236,18 @@ def read_config(out: Path) -> dict[str, Any] | None:
     """The run's ``config.json`` (``None`` when there is none); a one-line ``ValueError`` naming the file
     when it cannot be read, is not JSON, is not an object, or holds an argument of the wrong type."""
     path = Path(out) / _CONFIG_FILE
+    config = read_json_object(path, "the config.json of a tabletop arena run")
+    if config is None:
+        return None
+    for key, (good, what) in _CONFIG_RULES.items():
+        if key in config and not good(config[key]):
+            raise ValueError(f'{path}: "{key}" must be {what}, not {_short(config[key])}')
+    return config
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
+    """The JSON object in ``path`` (``None`` when there is no such file); a one-line ``ValueError`` naming the
+    file when it cannot be read, is not JSON, or is not an object (``what`` it should have been)."""
     try:
         text = path.read_bytes().decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
@@ -245,16 +257,12 @@ def read_config(out: Path) -> dict[str, Any] | None:
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not JSON ({e})") from None
     try:
-        config = json.loads(text)
+        data = json.loads(text)
     except ValueError as e:
         raise ValueError(f"{path}: not JSON ({e})") from None
-    if not isinstance(config, dict):
-        raise ValueError(f"{path}: not a JSON object but {_short(config)}; is this the config.json of a tabletop "
-                         "arena run?")
-    for key, (good, what) in _CONFIG_RULES.items():
-        if key in config and not good(config[key]):
-            raise ValueError(f'{path}: "{key}" must be {what}, not {_short(config[key])}')
-    return config
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a JSON object but {_short(data)}; is this {what}?")
+    return data
 
 
 def _write_config(out: Path, config: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 from tabletop_rl.arena.warmup import check_policies, warm_policy
-from tabletop_rl.core.game import step_entry
+from tabletop_rl.core.game import policy_answer, step_entry
 from tabletop_rl.games import check_options, game_class, policy_game
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
@@ -119,11 +119,9 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
             for table_seat in state.pending_seats():  # every seat answers before any move is played
                 seat = state.player_of(table_seat)  # the policy's index (a Klaverjas partnership plays two seats)
                 tick = time.perf_counter()
-                action = policies[seat].act(state.observe(table_seat), state.seat_mask(table_seat),
-                                            state.policy_info(table_seat))
+                step[table_seat] = policy_answer(state, table_seat, policies[seat])
                 seconds[seat] += time.perf_counter() - tick
                 decisions[seat] += 1
-                step[table_seat] = state.move_record(table_seat, action)
             state.step_joint(step)
             moves.append(step_entry(state, step))
             notes.append(step_entry(state, {s: arena_llm.move_note(policies[state.player_of(s)]) for s in step}))

@@ -24,6 +24,7 @@ from numba.core import event as numba_event
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.llm import is_llm
+from tabletop_rl.core.game import policy_answer
 from tabletop_rl.games import game_class, policy_game
 
 __all__ = ["check_policies", "warm_policy"]
@@ -46,7 +47,7 @@ def warm_policy(policy: Any, game: str, num_players: int, max_plies: int | None,
     reset = getattr(policy, "reset", None)
     if reset is not None:
         reset(_WARM_SEED)
-    policy.act(state.observe(seat), state.seat_mask(seat), state.policy_info(seat))
+    policy.act(state.observe(seat), state.seat_mask(seat), state.policy_info(seat))  # its move is not checked here
 
 
 def _play_out(game: str, num_players: int, max_plies: int | None, options: Mapping[str, Any]) -> None:
@@ -54,9 +55,7 @@ def _play_out(game: str, num_players: int, max_plies: int | None, options: Mappi
     mover = make_policy("random", game=policy_game(game), seed=_WARM_SEED)
     state = game_class(game).new(_WARM_SEED, num_players, max_plies, **options)
     while not state.is_over:
-        step = {seat: state.move_record(seat, mover.act(state.observe(seat), state.seat_mask(seat),
-                                                         state.policy_info(seat)))
-                for seat in state.pending_seats()}
+        step = {seat: policy_answer(state, seat, mover) for seat in state.pending_seats()}
         state.step_joint(step)
     _ = (state.scores, state.ranks, state.winners)  # the result's kernels too
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 __all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks", "entry_moves",
-           "quote", "step_entry", "use_color"]
+           "policy_answer", "quote", "step_entry", "use_color"]
 
 
 #: Error messages quote at most this many characters of what the user gave.
@@ -318,6 +318,12 @@ def dense_ranks(keys: list[Any]) -> list[int]:
     """
     order = sorted(set(keys))
     return [order.index(k) for k in keys]
+
+
+def policy_answer(game: Game, seat: int, policy: Any) -> Any:
+    """``policy``'s move for ``seat``, decided from what that seat may see (its observation, mask and
+    ``policy_info``) and written as the results files keep it (``move_record``), ready for ``step_joint``."""
+    return game.move_record(seat, policy.act(game.observe(seat), game.seat_mask(seat), game.policy_info(seat)))
 
 
 def step_entry(game: Game, per_seat: dict[int, Any]) -> Any:

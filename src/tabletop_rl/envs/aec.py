@@ -110,8 +110,7 @@ class TabletopAEC(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
-        self._ready = None
+        game = self.game  # an illegal move raises with the game unchanged, so a view made ready stays right
         if self._scale is not None:
             player = game.player_of(self._seat[agent])
             before = game.scores[player]

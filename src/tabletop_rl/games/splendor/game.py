@@ -66,8 +66,10 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
     return int(max_plies)
 
 
-# The kernels a game calls on every step, called directly (a game passes them its own arrays, of fixed types).
+# The kernels a game calls on every step, called directly: a game passes them its own arrays, of fixed types, and
+# plain ints (seats are made int first, as the entry is resolved for the types of its first call).
 _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
+_STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_random_until)
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (as
@@ -191,7 +193,7 @@ class SplendorGame(TurnBased):
         if seat < 0:
             legal = kernels[0].call(state, action, cards, nobles, mask, out[0], out[1])
         else:
-            legal = kernels[1].call(state, action, seat, cards, nobles, mask, out[0], out[1])
+            legal = kernels[1].call(state, action, int(seat), cards, nobles, mask, out[0], out[1])
         return out if legal else None
 
     def explain_illegal(self, action: int | str) -> str:
@@ -217,7 +219,7 @@ class SplendorGame(TurnBased):
     def observe(self, seat: int) -> np.ndarray:
         """``float32`` observation of ``seat`` (docs/observations.md)."""
         out = np.empty(self._obs_size, _FLOAT32)
-        _ENCODE.call(self.state, seat, self._cards, self._nobles, out)
+        _ENCODE.call(self.state, int(seat), self._cards, self._nobles, out)
         return out
 
     def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray:
@@ -259,11 +261,11 @@ class SplendorGame(TurnBased):
         R.seed_rng(self.state, _seed_int(seed))
 
     def play_random_until(self, seat: int) -> None:
-        R.play_random_until(self.state, seat, self._cards, self._nobles, self._mask)
+        _PLAY_RANDOM_UNTIL.call(self.state, int(seat), self._cards, self._nobles, self._mask)
 
     def step_vs_random(self, action: int | str, seat: int) -> bool:
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        return bool(R.step_vs_random(self.state, a, seat, self._cards, self._nobles, self._mask))
+        return bool(_STEP_VS_RANDOM.call(self.state, a, int(seat), self._cards, self._nobles, self._mask))
 
     def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_,
                                out: tuple[np.ndarray, np.ndarray] | None = None

@@ -31,6 +31,7 @@ import numpy as np
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.schedule import derive_seed
+from tabletop_rl.core.game import policy_answer
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.games import game_class, policy_game
 from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table
@@ -156,12 +157,7 @@ class PlayDesk:
     def _answers(opened: _OpenGame, seats: list[int]) -> dict[int, Any]:
         """Each seat's policy's move, as the results files record it, from what that seat may see."""
         state = opened.table.state
-        answers = {}
-        for seat in seats:
-            policy = opened.policies[state.player_of(seat)]
-            action = policy.act(state.observe(seat), state.seat_mask(seat), state.policy_info(seat))
-            answers[seat] = state.move_record(seat, action)
-        return answers
+        return {seat: policy_answer(state, seat, opened.policies[state.player_of(seat)]) for seat in seats}
 
     @staticmethod
     def _step(opened: _OpenGame, moves: dict[int, Any]) -> None:

@@ -18,20 +18,19 @@ replay prints) comes with it. Nothing the viewer may not see is computed into a 
 from __future__ import annotations
 
 import importlib
-import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from tabletop_rl.arena.labels import policy_labels
-from tabletop_rl.arena.results import GAMES_FILE, load_games
+from tabletop_rl.arena.report import SUMMARY_FILE
+from tabletop_rl.arena.results import GAMES_FILE, load_games, read_json_object
 from tabletop_rl.core.game import Game
 from tabletop_rl.ui.terminal import replay_frames, result_line, step_moves
 
 __all__ = ["RunView", "board_view", "check_viewer", "position_view"]
 
-_SUMMARY_FILE = "summary.json"
 #: Games whose positions are kept rebuilt in memory at once (the least recently viewed is dropped).
 _CACHED_GAMES = 8
 
@@ -98,7 +97,7 @@ class RunView:
         records = load_games(games, repair=False)
         if not records:
             raise ValueError(f"{games} holds no finished game")
-        return cls(games, records, _read_summary(games.parent / _SUMMARY_FILE))
+        return cls(games, records, read_json_object(games.parent / SUMMARY_FILE, "the summary.json of an arena run"))
 
     def games(self) -> list[dict[str, Any]]:
         """One row per game: index, seats (specs and labels), result, scores, length, whether an LLM played."""
@@ -163,19 +162,3 @@ class RunView:
             raise LookupError(f"{self.source} has no game {index} (games {first}..{last})")
         return self.records[index]
 
-
-def _read_summary(path: Path) -> dict[str, Any] | None:
-    """The run's ``summary.json`` as the arena wrote it (``None`` when there is none)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
-    try:
-        summary = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{path}: not JSON ({e})") from None
-    if not isinstance(summary, dict):
-        raise ValueError(f"{path}: not the summary of an arena run")
-    return summary
