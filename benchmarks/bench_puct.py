@@ -3,6 +3,7 @@ of the test suite.
 
     python benchmarks/bench_puct.py                      # az:default's network, 1 thread
     python benchmarks/bench_puct.py --model runs/az/final.pt --simulations 200,1000,2000
+    python benchmarks/bench_puct.py --simulations 700 --options mix=0,c=1.5   # without the heuristic blend
 
 Table 1, network evaluations per second (a policy and a value forward pass for one position), on real
 positions (the observations of greedy self-play games):
@@ -104,6 +105,8 @@ def main() -> None:
     ap.add_argument("--positions", type=int, default=400, help="positions from greedy games")
     ap.add_argument("--batches", default="1,8,32,256", help="torch batch sizes")
     ap.add_argument("--simulations", default="200,1000", help="search budgets of table 2")
+    ap.add_argument("--options", default="", help="more az options for table 2, e.g. mix=0 (the network's "
+                                                 "value alone)")
     ap.add_argument("--seconds", type=float, default=2.0, help="time per network measurement")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -120,6 +123,8 @@ def main() -> None:
     print()
     searched = games[:: max(1, len(games) // 100)]
     rows.clear()
+    if args.options:
+        spec += "," + args.options
     for simulations in (int(s) for s in args.simulations.split(",")):
         ms, sims, nodes = search_rates(spec, searched, simulations)
         rows.append((f"{spec},simulations={simulations}", f"{ms:.1f}", f"{sims:,.0f}", f"{nodes:,.0f}"))

@@ -52,15 +52,17 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
     return PPOPolicy(name, seed, resolved, expected)
 
 
-def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 2000,
-                    budget_ms: float | None = None, c: float = 1.5) -> PUCTPolicy:
+def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 700,
+                    budget_ms: float | None = None, c: float = 0.4, mix: float = 0.5,
+                    rollout_depth: int = 4) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
     ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the shipped network of ``--algo az``)."""
     resolved = default_az_model_path() if path == "default" else Path(path)
     meta, state = network_state(resolved)
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
-    return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c)
+    return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c, mix=mix,
+                      rollout_depth=rollout_depth)
 
 
 register_policy("splendor", "greedy", GreedyPolicy,
@@ -77,7 +79,9 @@ register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
 # A saved model (tabletop train splendor: .pt; --algo sb3: .zip); torch (and sb3-contrib) load with it.
 register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
-# alone); az:default searches with the shipped network trained by search-guided self-play.
+# alone); az:default searches with the shipped network trained by search-guided self-play. A leaf's value is
+# mixed with greedy's after rollout_depth greedy turns (mix=0: the network's alone); docs/agents.md has why.
 register_policy("splendor", "az", _load_az_policy,
-                (Option("path", str, "default"), Option("simulations", int, 2000), Option("budget_ms", float, None),
-                 Option("c", float, 1.5)), positional="path")
+                (Option("path", str, "default"), Option("simulations", int, 700), Option("budget_ms", float, None),
+                 Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4)),
+                positional="path")

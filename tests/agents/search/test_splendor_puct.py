@@ -64,7 +64,8 @@ def test_every_simulation_is_counted_once_at_the_root():
     assert policy.root_visits().sum() == 149 and policy.tree.used[0] <= 150
 
 
-def test_hidden_cards_do_not_change_the_decision():
+@pytest.mark.parametrize("blend", [{}, {"mix": 0.5, "rollout_depth": 3}])
+def test_hidden_cards_do_not_change_the_decision(blend):
     rng = np.random.default_rng(11)
     swapped_any = 0
     for seed in range(6):
@@ -75,7 +76,7 @@ def test_hidden_cards_do_not_change_the_decision():
         assert not np.array_equal(variant.state, g.state)
         swapped_any += swapped
         net = random_net(hidden=(16,), seed=seed)
-        a, b = PUCTPolicy(net, simulations=80, seed=seed), PUCTPolicy(net, simulations=80, seed=seed)
+        a, b = (PUCTPolicy(net, simulations=80, seed=seed, **blend) for _ in range(2))
         assert decide(a, g) == decide(b, variant)
         assert np.array_equal(a.root_visits(), b.root_visits())
     assert swapped_any >= 2
@@ -157,7 +158,10 @@ def test_az_default_is_the_shipped_self_play_network_and_its_raw_mode_is_ppo_on_
         seat = g.current_player
         obs, mask, info = g.observe(seat), g.legal_mask(), {"game": g, "player": seat}
         assert raw.act(obs, mask, info) == ppo.act(obs, mask, info)
-    assert make_policy("az:default", game="splendor").net.policy_weights[0].shape == (312, 256)
+    default = make_policy("az:default", game="splendor")
+    assert default.net.policy_weights[0].shape == (312, 256)
+    # the default budget: the blend that beat mcts:simulations=1000 in less time a move (docs/training.md)
+    assert (default.simulations, default.c, default.mix, default.rollout_depth) == (700, 0.4, 0.5, 4)
 
 
 # --- self-play's knobs: root noise and the temperature ----------------------------------------------------
@@ -199,6 +203,50 @@ def test_a_temperature_spreads_the_moves_and_zero_keeps_the_most_visited():
 def test_bad_self_play_knobs_are_refused():
     net = random_net(hidden=(8,))
     for kwargs, message in (({"noise_alpha": -1}, "noise_alpha"), ({"noise_fraction": 1.5}, "noise_fraction"),
-                            ({"temperature": -0.1}, "temperature")):
+                            ({"temperature": -0.1}, "temperature"), ({"mix": 1.5}, r"mix must be in \[0, 1\]"),
+                            ({"rollout_depth": -1}, "rollout_depth must be >= 0")):
         with pytest.raises(ValueError, match=message):
             PUCTPolicy(net, **kwargs)
+
+
+# --- the heuristic blend: mix and rollout_depth ------------------------------------------------------------
+def with_value_head(net, bias: float):
+    """``net`` with its value head's last bias replaced: the same priors, another value everywhere."""
+    biases = (*net.value_biases[:-1], np.full_like(net.value_biases[-1], bias))
+    return net._replace(value_biases=biases)
+
+
+@pytest.mark.parametrize("rollout_depth", [0, 2])
+def test_at_mix_one_the_value_head_is_not_read_and_at_zero_it_is(rollout_depth):
+    net = random_net(hidden=(16,), seed=5)
+    high, low = with_value_head(net, 3.0), with_value_head(net, -3.0)
+    differs = 0
+    for seed in range(4):
+        g = random_game(2, seed, plies=6 + 4 * seed)
+        searches = {}
+        for mix in (0.0, 1.0):
+            for name, variant in (("high", high), ("low", low)):
+                policy = PUCTPolicy(variant, simulations=120, seed=seed, mix=mix, rollout_depth=rollout_depth)
+                decide(policy, g)
+                searches[mix, name] = policy.root_visits()
+        assert np.array_equal(searches[1.0, "high"], searches[1.0, "low"])
+        differs += not np.array_equal(searches[0.0, "high"], searches[0.0, "low"])
+    assert differs >= 2
+
+
+def test_the_blend_plays_whole_games_of_legal_moves_for_three_players():
+    policy = PUCTPolicy(random_net(hidden=(16,), num_players=3, seed=1), simulations=30, seed=2, mix=0.5,
+                        rollout_depth=2)
+    g = SplendorGame(3, seed=6)
+    while not g.is_over:
+        action = decide(policy, g)
+        assert g.legal_mask()[action], (g.move_name(action), g.ply)
+        g.step(action)
+
+
+def test_az_takes_the_blend_as_spec_options():
+    pytest.importorskip("torch")
+    policy = make_policy("az:default,simulations=20,mix=0.25,rollout_depth=3", game="splendor", seed=1)
+    assert (policy.mix, policy.rollout_depth, policy.simulations) == (0.25, 3, 20)
+    with pytest.raises(ValueError, match="mix must be in"):
+        make_policy("az:default,mix=2", game="splendor")

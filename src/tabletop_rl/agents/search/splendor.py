@@ -38,7 +38,8 @@ from tabletop_rl.games.splendor.baselines import (
     player_value,
 )
 
-__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "result_shares", "unseen_pool"]
+__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "result_shares", "rewards_into", "rollout",
+           "unseen_pool"]
 
 _MAX_LEVELS = 48  # recursion levels of the expectiminimax stack: one per turn searched
 _BOUND_MARGIN = 100.0  # evaluations are clamped to +-(win weight + this) for the chance-node bounds
@@ -340,7 +341,7 @@ def result_shares(state, out):
 
 
 @njit(cache=True)
-def _rewards_into(state, cards, nobles, weights, out):
+def rewards_into(state, cards, nobles, weights, out):
     """Each seat's reward in [0, 1]: a finished game gives the winners 1/k each (k winners) and the
     others 0; otherwise a logistic squashing of the seat's evaluation lead over its best opponent."""
     n = state[R.NUM_PLAYERS_AT]
@@ -358,7 +359,7 @@ def _rewards_into(state, cards, nobles, weights, out):
 
 
 @njit(cache=True)
-def _rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng):
+def rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng):
     """Play ``turns`` main actions (and their sub-steps) from ``state``: greedy's move, or with
     probability ``epsilon`` (always, when not ``greedy``) a uniformly random legal one."""
     while state[R.STATUS] == R.PLAYING:
@@ -435,8 +436,8 @@ def _mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, e
             length += 1
             if new:
                 break
-        _rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng)
-        _rewards_into(state, cards, nobles, weights, reward)
+        rollout(state, turns, greedy, epsilon, cards, nobles, weights, mask, scratch, rng)
+        rewards_into(state, cards, nobles, weights, reward)
         visits[0] += 1
         for i in range(length):
             visits[path[i]] += 1

@@ -29,11 +29,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from tabletop_rl.agents.search.splendor import result_shares
+from tabletop_rl.agents.search.splendor import result_shares, rewards_into, rollout
 from tabletop_rl.core.kernels import splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.baselines import game_and_seat
+from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, game_and_seat
 from tabletop_rl.games.splendor.observe import encode_into, observation_size
 
 __all__ = ["Net", "PUCTPolicy", "mlp_forward", "net_from_layers", "net_from_state_dict", "random_net"]
@@ -173,15 +173,29 @@ def _select(tree, node, mask, c):
 
 
 @njit(cache=True)
-def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, work, path, movers, rng):
-    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use)."""
+def _blend_heuristic(state, mix, turns, cards, nobles, weights, work, rng):
+    """Mix into each seat's value in ``work[3]`` the heuristic's reward (greedy's evaluation lead, squashed, as
+    the MCTS scores its rollouts) after ``turns`` greedy turns from ``state`` (which it plays on):
+    value = (1 - mix) * value + mix * reward."""
+    _, mask, _, seat_values, scratch, reward = work
+    rollout(state, turns, True, 0.0, cards, nobles, weights, mask, scratch, rng)
+    rewards_into(state, cards, nobles, weights, reward)
+    for p in range(state[R.NUM_PLAYERS_AT]):
+        seat_values[p] = (1.0 - mix) * seat_values[p] + mix * reward[p]
+
+
+@njit(cache=True)
+def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, work, path, movers, rng, mix, turns,
+              weights):
+    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use). With ``mix > 0`` a
+    leaf's value is blended with the heuristic's after ``turns`` greedy turns (``_blend_heuristic``)."""
     children, visits, value, prior, node_value = tree
-    state, mask, obs, seat_values = work
+    state, mask, obs, seat_values = work[0], work[1], work[2], work[3]
     capacity = children.shape[0]
     for _ in range(simulations):
         state[:] = root
         R.determinize_state(state, searcher, _next(rng))
-        node, length = 0, 0
+        node, length, scored = 0, 0, -1
         leaf_value, leaf_mover = 0.0, state[R.CURRENT]
         while True:
             if state[R.STATUS] != R.PLAYING:
@@ -189,8 +203,7 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
             mover = state[R.CURRENT]
             if node_value[node] < 0:  # not evaluated yet: the network scores it; its priors serve every deal
                 leaf_value = _evaluate(state, cards, nobles, net, obs, prior[node])
-                leaf_mover = mover
-                node_value[node] = (1.0 + leaf_value) / 2.0
+                leaf_mover, scored = mover, node
                 break
             R.legal_mask(state, cards, nobles, mask)
             action = _select(tree, node, mask, c)
@@ -213,6 +226,10 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
             length += 1
             node = child
         _seat_values(state, leaf_mover, leaf_value, seat_values)
+        if mix > 0.0 and state[R.STATUS] == R.PLAYING:
+            _blend_heuristic(state, mix, turns, cards, nobles, weights, work, rng)
+        if scored >= 0:  # the node's own value (its unvisited moves start from it): the blend where there is one
+            node_value[scored] = seat_values[leaf_mover]
         visits[0] += 1
         for i in range(length):
             visits[path[i]] += 1
@@ -262,7 +279,8 @@ class PUCTPolicy(BasePolicy):
 
     def __init__(self, net: Net, name: str = "puct", seed: int | None = None, simulations: int = 200,
                  budget_ms: float | None = None, c: float = 1.5, noise_alpha: float = 0.0,
-                 noise_fraction: float = 0.25, temperature: float = 0.0) -> None:
+                 noise_fraction: float = 0.25, temperature: float = 0.0, mix: float = 0.0,
+                 rollout_depth: int = 0) -> None:
         super().__init__(name, seed)
         _check(simulations >= 0, f"{name} simulations must be >= 0 (0: the network alone), got {simulations}")
         _check(budget_ms is None or budget_ms > 0, f"{name} budget_ms must be > 0 when given, got {budget_ms}")
@@ -270,6 +288,9 @@ class PUCTPolicy(BasePolicy):
         _check(noise_alpha >= 0, f"{name} noise_alpha must be >= 0 (0: no noise), got {noise_alpha}")
         _check(0 <= noise_fraction <= 1, f"{name} noise_fraction must be in [0, 1], got {noise_fraction}")
         _check(temperature >= 0, f"{name} temperature must be >= 0 (0: the most visited move), got {temperature}")
+        _check(0 <= mix <= 1, f"{name} mix must be in [0, 1] (0: the network's value alone), got {mix}")
+        _check(rollout_depth >= 0, f"{name} rollout_depth must be >= 0 turns, got {rollout_depth}")
+        self.mix, self.rollout_depth = mix, rollout_depth
         self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
         self._net_arrays = tuple(net)  # the plain nested tuple numba takes, built once, not per search call
         self.noise_alpha, self.noise_fraction, self.temperature = noise_alpha, noise_fraction, temperature
@@ -277,7 +298,8 @@ class PUCTPolicy(BasePolicy):
         self.cards, self.nobles = R.tables()
         self.tree = _Tree(max(simulations, 1) + 1 if budget_ms is None else 1 << 14)
         self._work = (np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.NUM_ACTIONS, np.bool_),
-                      np.zeros(self.inputs, np.float32), np.zeros(R.MAX_PLAYERS))
+                      np.zeros(self.inputs, np.float32), np.zeros(R.MAX_PLAYERS),
+                      np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.MAX_PLAYERS))
         self.simulations_run = 0
 
     def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray) -> None:
@@ -285,7 +307,8 @@ class PUCTPolicy(BasePolicy):
         if simulations <= 0:
             return
         _simulate(self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
-                  self._net_arrays, self._work, self.tree.path, self.tree.movers, rng)
+                  self._net_arrays, self._work, self.tree.path, self.tree.movers, rng, self.mix, self.rollout_depth,
+                  DEFAULT_GREEDY_WEIGHTS)
         self.simulations_run += simulations
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
