@@ -129,6 +129,15 @@ def test_value_targets_score_the_mover():
     assert per_seat[0].pop() == -per_seat[1].pop()  # zero-sum between the two seats
 
 
+def test_self_play_searches_with_the_blend_when_asked():
+    net = random_net((8,), seed=2)
+    plain = play_game(net, 7, SelfPlay(2, 24, 1.5, 0.3, 0.25, 10, 60))
+    blended = play_game(net, 7, SelfPlay(2, 24, 1.5, 0.3, 0.25, 10, 60, value_mix=1.0, rollout_depth=2))
+    assert not np.array_equal(plain.policies[0], blended.policies[0])  # the same root, other visit targets
+    for positions in (plain, blended):
+        assert all(np.isclose(p.sum(), 1) and not p[~m].any() for m, p in zip(positions.masks, positions.policies))
+
+
 def test_the_replay_buffer_keeps_the_newest_positions():
     buffer = ReplayBuffer(5, 3)
 
@@ -175,6 +184,8 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"players": 5}, "--players must be 2, 3 or 4"),
     ({"init": "nowhere.pt"}, "--init: no model"),
     ({"eval_search_opponent": "nobody"}, "nobody"),
+    ({"value_mix": 1.5}, r"--value-mix must be in \[0, 1\]"),
+    ({"rollout_depth": -2}, "--rollout-depth >= 0"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):

@@ -81,6 +81,9 @@ class Args:
     games: int = knob(32, "self-play games per iteration")
     simulations: int = knob(200, "PUCT simulations per self-play move")
     c: float = knob(1.5, "PUCT exploration constant")
+    value_mix: float = knob(0.0, "weight of greedy's evaluation in the search's leaf values, after "
+                                 "--rollout-depth greedy turns (the az policy's mix; 0: the network's value alone)")
+    rollout_depth: int = knob(0, "greedy turns played from a leaf before greedy's evaluation is mixed in")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
     temperature_plies: int = knob(8, "plies of each game played at temperature 1 (moves drawn in proportion to "
@@ -128,6 +131,9 @@ def validate_args(args: Args) -> None:
         raise ValueError(f"--players must be 2, 3 or 4, got {args.players}")
     if not 0 < args.lr < 1 or args.max_grad_norm <= 0 or not 0 <= args.noise_fraction <= 1:
         raise ValueError("--lr must be in (0, 1), --max-grad-norm positive and --noise-fraction in [0, 1]")
+    if not 0 <= args.value_mix <= 1 or args.rollout_depth < 0:
+        raise ValueError(f"--value-mix must be in [0, 1] and --rollout-depth >= 0, got {args.value_mix} and "
+                         f"{args.rollout_depth}")
     check_max_plies(args.max_plies)
     hidden_layers(args.net)
     for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent]:
@@ -149,11 +155,13 @@ class SelfPlay:
     noise_fraction: float
     temperature_plies: int
     max_plies: int
+    value_mix: float = 0.0
+    rollout_depth: int = 0
 
     @classmethod
     def of(cls, args: Args) -> SelfPlay:
         return cls(args.players, args.simulations, args.c, args.noise_alpha, args.noise_fraction,
-                   args.temperature_plies, args.max_plies)
+                   args.temperature_plies, args.max_plies, args.value_mix, args.rollout_depth)
 
 
 class Positions(NamedTuple):
@@ -183,7 +191,7 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
     """One self-play game, every seat played by the same search; its positions with their targets."""
     game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
     search = PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
-                        setup.noise_fraction)
+                        setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth)
     observations, masks, policies, seats = [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
@@ -433,7 +441,8 @@ def _search_match(net: Net, args: Args) -> dict[str, float]:
     for g in range(args.eval_search_games):
         game = SplendorGame(args.players, seed=20_000 + g, max_plies=args.max_plies)
         seat = g % args.players
-        search = PUCTPolicy(net, "search", g, args.eval_search_simulations, None, args.c)
+        search = PUCTPolicy(net, "search", g, args.eval_search_simulations, None, args.c, mix=args.value_mix,
+                            rollout_depth=args.rollout_depth)
         other = make_policy(args.eval_search_opponent, "splendor", seed=g)
         while not game.is_over:
             mover = game.current_player
