@@ -13,6 +13,8 @@ recorded game, follow from that stream. Random players pick among the legal move
 [0, 1, 2, 3, 4]
 >>> pick_legal(np.array([False, True, False, True]), 1)
 3
+>>> row = np.zeros(3, np.int16); copy_into(row, np.array([4, 5, 6], np.int16)); row.tolist()
+[4, 5, 6]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numba
 import numpy as np
 from numba import njit
 
-__all__ = ["SEED_MASK", "Direct", "below", "pick_legal", "shuffle", "splitmix64"]
+__all__ = ["SEED_MASK", "Direct", "below", "copy_into", "pick_legal", "shuffle", "splitmix64"]
 
 #: Game seeds are folded to 63 bits, so every seed is a non-negative int64.
 SEED_MASK = (1 << 63) - 1
@@ -65,6 +67,15 @@ def pick_legal(mask, k):
         if k < 0:
             return a
     return -1
+
+
+@njit(cache=True, inline="always")
+def copy_into(dst, src):
+    """``dst[:] = src`` for two 1-D arrays of one length, as a plain loop. numba's slice assignment first copies
+    ``src`` aside in case the two overlap: an allocation that made copying a Splendor row (462 bytes) take 78 ns
+    instead of 12, in the searches' inner loops."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
 
 
 class Direct:

@@ -140,3 +140,22 @@ def test_the_aec_env_hands_out_fresh_arrays_every_call() -> None:
     assert np.array_equal(second["observation"], env.game.observe(1))
     assert np.array_equal(second["action_mask"], env.game.seat_mask(1, np.int8))
     assert second["action_mask"].any()
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8])
+def test_a_game_pickles_after_fused_steps_into_buffers_and_continues_identically(dtype: type) -> None:
+    import pickle
+    game, plain = SplendorGame(2, seed=4), SplendorGame(2, seed=4)
+    out = (np.empty(observation_size(2), np.float32), np.empty(R.NUM_ACTIONS, dtype))
+    for _ in range(6):  # the compiled entries are resolved by now: a game must not carry them into a pickle
+        action = game.legal_actions()[0]
+        game.step_observe(action, out=out)
+        plain.step(action)
+    copy = pickle.loads(pickle.dumps(game))
+    copy_out = (np.empty_like(out[0]), np.empty_like(out[1]))
+    for _ in range(6):
+        action = plain.legal_actions()[0]
+        plain.step(action)
+        copy.step_observe(action, out=copy_out)
+        assert np.array_equal(copy.state, plain.state) and np.array_equal(copy_out[1], plain.seat_mask(
+            plain.current_player, dtype))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.core.kernels import pick_legal, splitmix64
+from tabletop_rl.core.kernels import copy_into, pick_legal, splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import (
@@ -135,7 +135,7 @@ def place_drawn(state, at, card, searcher):
 def _play_turn(child, parent, action, at, card, searcher, cards, nobles, weights, mask, inner):
     """``child`` = ``parent`` after ``action``, the draw at ``at`` (if any) set to ``card``, and the
     rest of the mover's turn (token returns, a noble choice) played by greedy's one-ply rule."""
-    child[:] = parent
+    copy_into(child, parent)
     mover = parent[R.CURRENT]
     R.apply_action(child, action, cards, nobles)
     if at >= 0:
@@ -412,7 +412,7 @@ def _mcts_iterations(tree, used, root, searcher, iterations, c, greedy, turns, e
     state, scratch, mask, values, reward = work
     capacity = children.shape[0]
     for _ in range(iterations):
-        state[:] = root
+        copy_into(state, root)
         R.determinize_state(state, searcher, _next(rng))
         node = 0
         length = 0

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from tabletop_rl.agents.search.splendor import result_shares, rewards_into, rollout
-from tabletop_rl.core.kernels import splitmix64
+from tabletop_rl.core.kernels import copy_into, splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, game_and_seat
@@ -193,7 +193,7 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
     state, mask, obs, seat_values = work[0], work[1], work[2], work[3]
     capacity = children.shape[0]
     for _ in range(simulations):
-        state[:] = root
+        copy_into(state, root)
         R.determinize_state(state, searcher, _next(rng))
         node, length, scored = 0, 0, -1
         leaf_value, leaf_mover = 0.0, state[R.CURRENT]

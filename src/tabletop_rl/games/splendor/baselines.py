@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 
@@ -187,7 +188,7 @@ def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, ref_ri
     best_value = -np.inf
     for a in range(R.NUM_ACTIONS):
         if mask[a]:
-            inner[:] = state
+            copy_into(inner, state)
             R.apply_action(inner, a, cards, nobles)
             value = _value_after(inner, mover, cards, nobles, weights, ref, ref_rivals)
             if best < 0 or value > best_value:
@@ -202,7 +203,7 @@ def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
     given back is scored after the return. ``rivals``: the best opponent's value in ``state``."""
     mover = state[R.CURRENT]
-    scratch[:] = state
+    copy_into(scratch, state)
     R.apply_action(scratch, action, cards, nobles)
     _hide_drawn_card(scratch, mover, action)
     while scratch[R.STATUS] == R.PLAYING and scratch[R.CURRENT] == mover and scratch[R.PHASE] != R.MAIN:

@@ -72,11 +72,10 @@ _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
 _STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_random_until)
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
-#: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (as
-#: ``legal_mask``) and int8 (what the envs hand out), looked up by type or dtype (a lookup, not a conversion).
-_BOOL_FUSED, _INT8_FUSED = ((Direct(step_observe), Direct(step_vs_random_observe)) for _ in range(2))
-_FUSED = {bool: _BOOL_FUSED, np.bool_: _BOOL_FUSED, np.dtype(np.bool_): _BOOL_FUSED,
-          np.int8: _INT8_FUSED, np.dtype(np.int8): _INT8_FUSED}
+#: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
+#: as ``legal_mask``) and int8 (index 1, what the envs hand out), found by type or dtype (a lookup, not a conversion).
+_FUSED_BY_INDEX = tuple((Direct(step_observe), Direct(step_vs_random_observe)) for _ in range(2))
+_FUSED_INDEX = {bool: 0, np.bool_: 0, np.dtype(np.bool_): 0, np.int8: 1, np.dtype(np.int8): 1}
 _NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
 
 
@@ -100,7 +99,7 @@ class SplendorGame(TurnBased):
     ``step`` takes an action id or name; ``legal_mask()`` is a ``bool[72]`` over the action table.
     """
 
-    __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size", "_out")
+    __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size", "_out", "_out_index")
     name = "splendor"
     player_counts = (2, 3, 4)
     option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
@@ -138,6 +137,7 @@ class SplendorGame(TurnBased):
         self._mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._obs_size = observation_size(int(state[R.NUM_PLAYERS_AT]))
         self._out: tuple[np.ndarray, np.ndarray] | None = None  # the last ``out`` pair checked
+        self._out_index = 0  # and its kernels' index in _FUSED_BY_INDEX (by its mask's type)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -172,29 +172,27 @@ class SplendorGame(TurnBased):
         ((312,), dtype('bool'), True, 1)
         """
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        seen = self._fused(a, -1, dtype, out)
-        if seen is None:
+        if out is not None and out is self._out:  # the caller's buffers again: checked, their kernels known
+            kernels = _FUSED_BY_INDEX[self._out_index]
+        else:
+            out, kernels = self._outputs(dtype, out)
+        if not kernels[0].call(self.state, a, self._cards, self._nobles, self._mask, out[0], out[1]):
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
-        return seen
+        return out
 
-    def _fused(self, action: int, seat: int, dtype: Any, out: tuple[np.ndarray, np.ndarray] | None
-               ) -> tuple[np.ndarray, np.ndarray] | None:
-        """The compiled step of ``step_observe`` (``seat`` -1) and ``step_vs_random_observe``."""
+    def _outputs(self, dtype: Any, out: tuple[np.ndarray, np.ndarray] | None
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[Direct, Direct]]:
+        """The ``(observation, mask)`` pair a fused step writes (fresh arrays of ``dtype`` when ``out`` is None)
+        and its kernels (``step_observe``, ``step_vs_random_observe``) for the mask's type. A caller's pair is
+        checked here once and remembered, as the kernels trust their types."""
         if out is None:
-            kernels = _FUSED.get(dtype)
-            if kernels is None:
+            index = _FUSED_INDEX.get(dtype)
+            if index is None:
                 raise ValueError(f"dtype must be bool or int8, got {quote(dtype)}")
-            out = np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, dtype)
-        else:
-            if out is not self._out:  # a pair checked once, as the kernels trust their types
-                self._out = _checked_out(out, self._obs_size)
-            kernels = _FUSED[out[1].dtype]
-        state, cards, nobles, mask = self.state, self._cards, self._nobles, self._mask
-        if seat < 0:
-            legal = kernels[0].call(state, action, cards, nobles, mask, out[0], out[1])
-        else:
-            legal = kernels[1].call(state, action, int(seat), cards, nobles, mask, out[0], out[1])
-        return out if legal else None
+            return (np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, dtype)), _FUSED_BY_INDEX[index]
+        self._out = _checked_out(out, self._obs_size)
+        self._out_index = _FUSED_INDEX[out[1].dtype]  # an index, not the kernels: a game stays picklable
+        return out, _FUSED_BY_INDEX[self._out_index]
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""
@@ -273,7 +271,12 @@ class SplendorGame(TurnBased):
         """``step_vs_random`` and then ``seat``'s observation and legal mask, in one compiled call; None (nothing
         played) when ``action`` is illegal. ``dtype`` and ``out`` as for ``step_observe``."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        return self._fused(a, seat, dtype, out)
+        if out is not None and out is self._out:
+            kernels = _FUSED_BY_INDEX[self._out_index]
+        else:
+            out, kernels = self._outputs(dtype, out)
+        return out if kernels[1].call(self.state, a, int(seat), self._cards, self._nobles, self._mask, out[0], out[1]) \
+            else None
 
     # --- state -------------------------------------------------------------------------
     @property

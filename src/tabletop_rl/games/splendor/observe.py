@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
@@ -123,9 +124,10 @@ def _seat_view(state, seat, cards, nobles, mask, obs, seat_mask):
     """``seat``'s observation into ``obs`` and its legal moves (``mask`` if it is to act, else none) into
     ``seat_mask``."""
     encode_into(state, seat, cards, nobles, obs)
-    acts = state[R.CURRENT] == seat
-    for a in range(R.NUM_ACTIONS):
-        seat_mask[a] = mask[a] if acts else 0
+    if state[R.CURRENT] == seat:  # one copy or one fill, not a select per entry
+        copy_into(seat_mask, mask)
+    else:
+        seat_mask[:] = 0
 
 
 @njit(cache=True)
