@@ -172,10 +172,7 @@ class SplendorGame(TurnBased):
         ((312,), dtype('bool'), True, 1)
         """
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        if out is not None and out is self._out:  # the caller's buffers again: checked, their kernels known
-            kernels = _FUSED_BY_INDEX[self._out_index]
-        else:
-            out, kernels = self._outputs(dtype, out)
+        out, kernels = self._outputs(dtype, out)
         if not kernels[0].call(self.state, a, self._cards, self._nobles, self._mask, out[0], out[1]):
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
         return out
@@ -185,6 +182,8 @@ class SplendorGame(TurnBased):
         """The ``(observation, mask)`` pair a fused step writes (fresh arrays of ``dtype`` when ``out`` is None)
         and its kernels (``step_observe``, ``step_vs_random_observe``) for the mask's type. A caller's pair is
         checked here once and remembered, as the kernels trust their types."""
+        if out is not None and out is self._out:  # the caller's buffers again: checked, their kernels known
+            return out, _FUSED_BY_INDEX[self._out_index]
         if out is None:
             index = _FUSED_INDEX.get(dtype)
             if index is None:
@@ -271,10 +270,7 @@ class SplendorGame(TurnBased):
         """``step_vs_random`` and then ``seat``'s observation and legal mask, in one compiled call; None (nothing
         played) when ``action`` is illegal. ``dtype`` and ``out`` as for ``step_observe``."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        if out is not None and out is self._out:
-            kernels = _FUSED_BY_INDEX[self._out_index]
-        else:
-            out, kernels = self._outputs(dtype, out)
+        out, kernels = self._outputs(dtype, out)
         return out if kernels[1].call(self.state, a, int(seat), self._cards, self._nobles, self._mask, out[0], out[1]) \
             else None
 

@@ -686,5 +686,5 @@ def determinize_state(state, player, seed):
                             pool[k] = state[at]
                         k += 1
             if not write:
-                pool[:k] = np.sort(pool[:k])
+                pool[:k].sort()  # in place: no sorted copy to allocate and copy back
                 shuffle(pool[:k], rng)
