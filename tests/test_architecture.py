@@ -7,8 +7,9 @@ Layers, lowest first; a module never imports one of a higher layer::
 ``tabletop_rl/__init__.py`` is the public face: it may import anything below ``cli``. A game package
 (``games/<name>/``) never imports another game package, no two modules import each other in a circle,
 and imports sit at the top of a module: inside a function only for the optional extras (torch,
-openai, fastapi, ...), at the entry points that need them. Imports under ``if TYPE_CHECKING:`` are not
-run, so they are left out. Every game package has the same core files.
+openai, fastapi, ...), at the entry points that need them, and for matplotlib, which only the arena's
+charts use. Imports under ``if TYPE_CHECKING:`` are not run, so they are left out. Every game package has
+the same core files.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ ROOT_RANK = 5.5
 OPTIONAL = frozenset({"torch", "stable_baselines3", "sb3_contrib", "openai", "fastapi", "uvicorn", "httpx",
                       "pydantic", "yaml", "tensorboard", "moviepy", "pygame", "llama_cpp", "pyspiel", "open_spiel",
                       "textarena", "ray"})
+#: Required packages that are slow to import and needed only at the end of a run (the arena's charts): imported
+#: where they are used, so that every start (each command, each arena worker) skips them.
+HEAVY = frozenset({"matplotlib"})
 #: The files every ``games/<name>/`` package has.
 GAME_FILES = frozenset({"rules.py", "game.py", "actions.py", "observe.py", "render.py", "baselines.py"})
 #: Being rewritten elsewhere: not reported until then. An entry is a module (all of its violations) or
@@ -303,7 +307,7 @@ def extra_entry_points() -> set[str]:
 def test_imports_are_at_module_level():
     """Only an optional extra, or a module of ours that is an extra's entry point, may be imported inside a
     function (where the extra is first needed)."""
-    lazy = OPTIONAL | extra_entry_points()
+    lazy = OPTIONAL | HEAVY | extra_entry_points()
     problems = []
     for module, imports in IMPORTS.items():
         for imp in imports:
@@ -312,7 +316,7 @@ def test_imports_are_at_module_level():
             if imp.target not in lazy:
                 problems.append(f"{imp.where}: imports {imp.target} inside {imp.function}()")
     fail_with("function-level imports of tabletop_rl modules or non-optional packages (move them to the top; "
-              f"only {', '.join(sorted(OPTIONAL))} and modules importing them may load lazily)", problems)
+              f"only {', '.join(sorted(OPTIONAL | HEAVY))} and modules importing them may load lazily)", problems)
 
 
 def test_default_install_does_not_need_the_extras():

@@ -3,15 +3,14 @@
 Policies are shown by their labels (``summary["labels"]``), whole; each figure is made wide enough for
 its longest label and its title, and laid out by matplotlib's constrained layout, so no text is cut.
 The charts are drawn on matplotlib ``Figure`` objects, not through pyplot, so no backend is chosen or
-changed: no display is needed and nothing outside this module is affected.
+changed: no display is needed and nothing outside this module is affected. matplotlib is imported by the first
+chart, not with the package: it took about half a second of every start (each command, each arena worker).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-from matplotlib.figure import Figure
 
 from tabletop_rl.arena.labels import policy_labels
 from tabletop_rl.arena.llm import headline_ratings
@@ -31,6 +30,12 @@ def _text_width(text: str) -> float:
     return _INCH_PER_CHAR * len(text)
 
 
+def _figure(width: float, height: float) -> Any:
+    """A matplotlib ``Figure`` of ``width`` x ``height`` inches with constrained layout."""
+    from matplotlib.figure import Figure
+    return Figure(figsize=(width, height), layout="constrained")
+
+
 def plot_win_rates(summary: dict[str, Any], path: Path) -> bool:
     """Heat map: row policy's win rate against the column policy (blank where they never met). True: written."""
     labels = _labels(summary)
@@ -40,7 +45,7 @@ def plot_win_rates(summary: dict[str, Any], path: Path) -> bool:
     longest = max(map(_text_width, names))
     cells = 0.9 * len(names)
     width = max(cells + longest + 2.0, _text_width(title) + 0.6)
-    fig = Figure(figsize=(width, cells + 0.5 * longest + 1.4), layout="constrained")
+    fig = _figure(width, cells + 0.5 * longest + 1.4)
     ax = fig.subplots()
     image = ax.imshow(matrix, vmin=0, vmax=1, cmap="RdYlGn")
     for i, row in enumerate(matrix):
@@ -79,7 +84,7 @@ def plot_ratings(summary: dict[str, Any], path: Path) -> bool:
     title = f"{summary['game']}: {rating['method']} ratings, 95% intervals ({games})"
     names = [labels[p] for p in order]
     width = max(5.0 + max(map(_text_width, names)), _text_width(title) + 0.6, _text_width(xlabel) + 0.6)
-    fig = Figure(figsize=(width, 1.4 + 0.6 * len(order)), layout="constrained")
+    fig = _figure(width, 1.4 + 0.6 * len(order))
     ax = fig.subplots()
     ax.barh(range(len(order)), ratings, xerr=errors, color="#4c78a8", capsize=4)
     ax.axvline(0, color="grey", linewidth=0.8)
