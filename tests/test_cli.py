@@ -421,3 +421,16 @@ def test_a_bad_spec_error_leads_with_the_problem():
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1
     assert lines[0].startswith("tabletop arena: error: greedy has no option 'depth' (bad policy spec "), lines[0]
+
+
+def test_an_arena_with_its_players_named_builds_no_default_lineup(tmp_path, monkeypatch, capsys):
+    """Building the default lineup loads its models (torch, seconds): a run that names its players, or resumes
+    a run that named them, must not pay for it."""
+    def refuse(game: str) -> list[str]:
+        raise AssertionError(f"the default lineup of {game} was built")
+
+    monkeypatch.setattr("tabletop_rl.cli._default_players", refuse)
+    out = tmp_path / "run"
+    assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 0
+    assert main(["arena", "splendor", "--out", str(out), "--resume"]) == 0  # its players come from its config
+    assert len(load_games(out)) == 2 and "random vs greedy" in capsys.readouterr().out

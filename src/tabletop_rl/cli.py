@@ -154,9 +154,10 @@ def _arena(args: argparse.Namespace) -> int:
     given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
              "seed": args.seed, "num_players": args.num_players,
              "options": _parse_game_options(args.options) if args.options else None}
-    defaults = {"players": list(_default_players(args.game)), "games": _DEFAULT_GAMES, "seed": 0, "num_players": 2,
-                "options": {}}
-    chosen = {k: v if v is not None else old.get(k, defaults[k]) for k, v in given.items()}
+    defaults = {"games": _DEFAULT_GAMES, "seed": 0, "num_players": 2, "options": {}}
+    chosen = {k: v if v is not None else old.get(k, defaults.get(k)) for k, v in given.items()}
+    if chosen["players"] is None:  # only now: making each default policy loads its model (torch, seconds)
+        chosen["players"] = _default_players(args.game)
     out = args.out or default_out_dir(args.game)
     try:
         summary = run_arena(args.game, jobs=args.jobs, out=out, resume=args.resume, backend=args.backend,
