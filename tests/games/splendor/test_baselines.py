@@ -1,5 +1,6 @@
-"""The greedy look-ahead reuses the opponents' values where a move leaves the market and nobles as they were;
-its values must be exactly those of evaluating every position in full."""
+"""The greedy look-ahead reuses the terms of the evaluation that a move leaves as they were (the opponents'
+values, the market cards' terms of a slot it empties, the mover's nobles' terms); its values must be exactly
+those of evaluating every position in full."""
 
 from __future__ import annotations
 

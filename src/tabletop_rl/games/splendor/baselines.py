@@ -75,37 +75,71 @@ def _card_reach(state, q, card, cards, weights):
     return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * _closeness(state, q, card, cards)
 
 
-@njit(cache=True)
-def player_value(state, q, viewer, cards, nobles, weights):
-    """Heuristic value of seat ``q``'s position as ``viewer`` sees it (no hidden card is read)."""
+@njit(cache=True, inline="always")
+def _own_terms(state, q, weights):
+    """The first terms of ``player_value``: points, tokens and bonuses."""
     b = R.player_base(q)
     held = R.tokens_held(state, q)
     value = weights[POINTS] * state[b + R.P_POINTS] + weights[TOKENS] * min(held, R.TOKEN_LIMIT)
     value += weights[GOLD_W] * state[b + R.P_TOKENS + R.GOLD]
     for c in range(5):
         value += weights[BONUS] * state[b + R.P_BONUS + c]
+    return value
+
+
+@njit(cache=True, inline="always")
+def _noble_term(state, q, noble, nobles, weights):
+    """The term of ``player_value`` for a table noble: its weight times the share of its requirement met."""
+    b = R.player_base(q)
+    need = 0
+    met = 0
+    for c in range(5):
+        need += nobles[noble, c]
+        met += min(nobles[noble, c], state[b + R.P_BONUS + c])
+    return weights[NOBLE] * met / need
+
+
+@njit(cache=True, inline="always")
+def _head_value(state, q, nobles, weights):
+    """``_own_terms`` and the nobles' terms."""
+    value = _own_terms(state, q, weights)
     for i in range(R.MAX_TABLE_NOBLES):
         noble = state[R.TABLE_NOBLES + i]
         if noble >= 0:
-            need = 0
-            met = 0
-            for c in range(5):
-                need += nobles[noble, c]
-                met += min(nobles[noble, c], state[b + R.P_BONUS + c])
-            value += weights[NOBLE] * met / need
+            value += _noble_term(state, q, noble, nobles, weights)
+    return value
+
+
+@njit(cache=True, inline="always")
+def _reserved_term(state, q, viewer, i, cards, weights):
+    """The term of ``player_value`` for seat ``q``'s ``i``-th reserved card, as ``viewer`` sees it."""
+    b = R.player_base(q)
+    card = state[b + R.P_RESERVED + i]
+    if card < 0 or (q != viewer and (state[b + R.P_BLIND] >> i) & 1):
+        return weights[UNKNOWN_RESERVED]
+    near = _closeness(state, q, card, cards)
+    return weights[RESERVED_POINTS] * cards[card, R.CARD_POINTS] * near + _card_reach(state, q, card, cards, weights)
+
+
+@njit(cache=True, inline="always")
+def _add_cards(state, q, viewer, value, cards, weights):
+    """``value`` (a ``_head_value``) plus the terms of the market cards and of ``q``'s reserved cards."""
     for s in range(12):
         card = state[R.MARKET + s]
         if card >= 0:
             value += _card_reach(state, q, card, cards, weights)
-    for i in range(state[b + R.P_NRESERVED]):
-        card = state[b + R.P_RESERVED + i]
-        if card < 0 or (q != viewer and (state[b + R.P_BLIND] >> i) & 1):
-            value += weights[UNKNOWN_RESERVED]
-        else:
-            near = _closeness(state, q, card, cards)
-            value += (weights[RESERVED_POINTS] * cards[card, R.CARD_POINTS] * near
-                      + _card_reach(state, q, card, cards, weights))
+    for i in range(state[R.player_base(q) + R.P_NRESERVED]):
+        value += _reserved_term(state, q, viewer, i, cards, weights)
     return value
+
+
+# The divisions in the evaluation are by a card's cost or a noble's requirement, never zero, so the
+# functions that hold them use numpy's error model: Python's checks each division for zero, and with that
+# check the nobles' terms took four times as long (measured in docs/benchmarks.md).
+@njit(cache=True, error_model="numpy")
+def player_value(state, q, viewer, cards, nobles, weights):
+    """Heuristic value of seat ``q``'s position as ``viewer`` sees it (no hidden card is read)."""
+    return _add_cards(state, q, viewer, _head_value(state, q, nobles, weights), cards, weights)
 
 
 @njit(cache=True)
@@ -118,19 +152,91 @@ def rivals_value(state, seat, cards, nobles, weights):
     return best
 
 
+# ``player_value`` kept term by term for one reference position (``_rival_terms``), so that the positions
+# greedy looks at after the mover's moves add up the terms that did not change instead of computing them
+# again. Row ``q``, an opponent: ``_head_value``, then one ``_card_reach`` per market slot, then one
+# ``_reserved_term`` per reserved card. Row ``seat``, the mover: one ``_noble_term`` per table noble.
+_HEAD, _SLOT_TERMS, _RESERVED_TERMS = 0, 1, 13
+TERMS_SHAPE = (R.MAX_PLAYERS, _RESERVED_TERMS + R.MAX_RESERVED)
+
+
+@njit(cache=True, error_model="numpy")
+def _rival_terms(state, seat, cards, nobles, weights, terms):
+    """Fill ``terms`` (``TERMS_SHAPE``) for ``state`` and return ``rivals_value(state, seat)``."""
+    for i in range(R.MAX_TABLE_NOBLES):
+        noble = state[R.TABLE_NOBLES + i]
+        if noble >= 0:
+            terms[seat, i] = _noble_term(state, seat, noble, nobles, weights)
+    for q in range(state[R.NUM_PLAYERS_AT]):
+        if q != seat:
+            terms[q, _HEAD] = _head_value(state, q, nobles, weights)
+            for s in range(12):
+                card = state[R.MARKET + s]
+                if card >= 0:
+                    terms[q, _SLOT_TERMS + s] = _card_reach(state, q, card, cards, weights)
+            for i in range(state[R.player_base(q) + R.P_NRESERVED]):
+                terms[q, _RESERVED_TERMS + i] = _reserved_term(state, q, seat, i, cards, weights)
+    return _rivals_from(terms, state, seat)
+
+
+@njit(cache=True, inline="always")
+def _rivals_from(terms, state, seat):
+    """``rivals_value(state, seat)`` summed from ``terms`` kept for a position whose opponents' rows and
+    nobles are those of ``state`` and whose market held the same cards, some slots since emptied: the same
+    terms added in the same order as ``player_value`` adds them, so the sum is the same number."""
+    best = -np.inf
+    for q in range(state[R.NUM_PLAYERS_AT]):
+        if q != seat:
+            value = terms[q, _HEAD]
+            for s in range(12):
+                if state[R.MARKET + s] >= 0:
+                    value += terms[q, _SLOT_TERMS + s]
+            for i in range(state[R.player_base(q) + R.P_NRESERVED]):
+                value += terms[q, _RESERVED_TERMS + i]
+            best = max(best, value)
+    return best
+
+
+@njit(cache=True, inline="always")
+def _same_nobles(ref, after, mover):
+    """Whether the table nobles and ``mover``'s bonuses, all its nobles' terms read, are equal."""
+    for i in range(R.MAX_TABLE_NOBLES):
+        if ref[R.TABLE_NOBLES + i] != after[R.TABLE_NOBLES + i]:
+            return False
+    b = R.player_base(mover) + R.P_BONUS
+    for c in range(5):
+        if ref[b + c] != after[b + c]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _own_value(after, mover, cards, nobles, weights, ref, terms):
+    """``player_value(after, mover, mover)``, taking the nobles' terms from ``terms`` (kept for ``ref``) when
+    they are the same numbers: only a buy or a noble's visit changes them."""
+    if not _same_nobles(ref, after, mover):
+        return player_value(after, mover, mover, cards, nobles, weights)
+    value = _own_terms(after, mover, weights)
+    for i in range(R.MAX_TABLE_NOBLES):
+        if after[R.TABLE_NOBLES + i] >= 0:
+            value += terms[mover, i]
+    return _add_cards(after, mover, mover, value, cards, weights)
+
+
 @njit(cache=True)
 def evaluate(state, seat, cards, nobles, weights):
     """``seat``'s value minus ``weights[OPPONENT]`` times the best opponent's, plus the win term when over.
 
     A reserved card id of -1 is read as a card ``seat`` has not seen (see ``_hide_drawn_card``).
     """
-    return _evaluate_with(state, seat, cards, nobles, weights, rivals_value(state, seat, cards, nobles, weights))
+    return _evaluate_with(state, seat, weights, player_value(state, seat, seat, cards, nobles, weights),
+                          rivals_value(state, seat, cards, nobles, weights))
 
 
 @njit(cache=True, inline="always")
-def _evaluate_with(state, seat, cards, nobles, weights, rivals):
-    """``evaluate`` given the best opponent's value ``rivals``."""
-    value = player_value(state, seat, seat, cards, nobles, weights) - weights[OPPONENT] * rivals
+def _evaluate_with(state, seat, weights, own, rivals):
+    """``evaluate`` given ``seat``'s own value ``own`` and the best opponent's value ``rivals``."""
+    value = own - weights[OPPONENT] * rivals
     if state[R.STATUS] == R.OVER:
         won = np.zeros(R.MAX_PLAYERS, np.int8)
         R.winners_into(state, won)
@@ -154,35 +260,47 @@ def _hide_drawn_card(state, mover, action):
 @njit(cache=True)
 def best_substep(state, mover, cards, nobles, weights, mask, inner):
     """The sub-step (token return or noble choice) with the best value for ``mover``, lowest id on ties."""
-    return _best_substep(state, mover, cards, nobles, weights, mask, inner, state,
-                         rivals_value(state, mover, cards, nobles, weights))
+    terms = np.empty(TERMS_SHAPE, np.float64)
+    rivals = _rival_terms(state, mover, cards, nobles, weights, terms)
+    return _best_substep(state, mover, cards, nobles, weights, mask, inner, state, terms, rivals)
 
 
 @njit(cache=True, inline="always")
-def _same_table(state, other):
-    """Whether the market and the table nobles, all an opponent's value reads besides its own row, are equal."""
-    for i in range(12):
-        if state[R.MARKET + i] != other[R.MARKET + i]:
-            return False
+def _table_change(ref, after):
+    """How the table (market and nobles: all an opponent's value reads besides its own row) changed from
+    ``ref`` to ``after``: 0 not at all, 1 market slots emptied and nothing else, 2 otherwise."""
     for i in range(R.MAX_TABLE_NOBLES):
-        if state[R.TABLE_NOBLES + i] != other[R.TABLE_NOBLES + i]:
-            return False
-    return True
+        if ref[R.TABLE_NOBLES + i] != after[R.TABLE_NOBLES + i]:
+            return 2
+    change = 0
+    for i in range(12):
+        if ref[R.MARKET + i] != after[R.MARKET + i]:
+            if after[R.MARKET + i] >= 0:
+                return 2
+            change = 1
+    return change
 
 
 @njit(cache=True, inline="always")
-def _value_after(after, mover, cards, nobles, weights, ref, ref_rivals):
-    """``evaluate(after, mover)``, given the best opponent's value ``ref_rivals`` in ``ref``, a position before
-    some of ``mover``'s moves. The mover's moves change no opponent's row, so the opponents' values change only
-    with the market or the nobles: most moves (token takes and returns, blind reserves) reuse them, the same
-    numbers computed once."""
-    rivals = ref_rivals if _same_table(ref, after) else rivals_value(after, mover, cards, nobles, weights)
-    return _evaluate_with(after, mover, cards, nobles, weights, rivals)
+def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
+    """``evaluate(after, mover)`` for a position ``after`` reached by ``mover``'s moves from ``ref``, whose best
+    opponent's value is ``ref_rivals`` and its terms ``terms`` (``_rival_terms``). The mover's moves change no
+    opponent's row, so the opponents' values change only with the table: token takes and returns and blind
+    reserves reuse ``ref_rivals``; a buy or a reserve from the market (whose refill greedy does not see) sums the
+    kept terms without the emptied slot; only a noble's visit computes them again."""
+    change = _table_change(ref, after)
+    if change == 0:
+        rivals = ref_rivals
+    elif change == 1:
+        rivals = _rivals_from(terms, after, mover)
+    else:
+        rivals = rivals_value(after, mover, cards, nobles, weights)
+    return _evaluate_with(after, mover, weights, _own_value(after, mover, cards, nobles, weights, ref, terms), rivals)
 
 
-@njit(cache=True)
-def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, ref_rivals):
-    """``best_substep``, valuing the candidates with ``_value_after`` (``ref``, ``ref_rivals``)."""
+@njit(cache=True, error_model="numpy")
+def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, terms, ref_rivals):
+    """``best_substep``, valuing the candidates with ``_value_after`` (``ref``, ``terms``, ``ref_rivals``)."""
     R.legal_mask(state, cards, nobles, mask)
     best = -1
     best_value = -np.inf
@@ -190,26 +308,26 @@ def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, ref_ri
         if mask[a]:
             copy_into(inner, state)
             R.apply_action(inner, a, cards, nobles)
-            value = _value_after(inner, mover, cards, nobles, weights, ref, ref_rivals)
+            value = _value_after(inner, mover, cards, nobles, weights, ref, terms, ref_rivals)
             if best < 0 or value > best_value:
                 best = a
                 best_value = value
     return best
 
 
-@njit(cache=True)
-def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask, rivals):
+@njit(cache=True, error_model="numpy")
+def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask, terms, rivals):
     """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
-    given back is scored after the return. ``rivals``: the best opponent's value in ``state``."""
+    given back is scored after the return. ``terms``, ``rivals``: the opponents' values in ``state``."""
     mover = state[R.CURRENT]
     copy_into(scratch, state)
     R.apply_action(scratch, action, cards, nobles)
     _hide_drawn_card(scratch, mover, action)
     while scratch[R.STATUS] == R.PLAYING and scratch[R.CURRENT] == mover and scratch[R.PHASE] != R.MAIN:
-        a = _best_substep(scratch, mover, cards, nobles, weights, mask, inner, state, rivals)
+        a = _best_substep(scratch, mover, cards, nobles, weights, mask, inner, state, terms, rivals)
         R.apply_action(scratch, a, cards, nobles)
-    return _value_after(scratch, mover, cards, nobles, weights, state, rivals)
+    return _value_after(scratch, mover, cards, nobles, weights, state, terms, rivals)
 
 
 @njit(cache=True)
@@ -219,11 +337,12 @@ def action_values(state, cards, nobles, weights, mask, scratch, values):
     n = R.legal_mask(state, cards, nobles, mask)
     inner = np.empty_like(scratch)
     sub_mask = np.empty_like(mask)
-    rivals = rivals_value(state, state[R.CURRENT], cards, nobles, weights)
+    terms = np.empty(TERMS_SHAPE, np.float64)
+    rivals = _rival_terms(state, state[R.CURRENT], cards, nobles, weights, terms)
     for a in range(R.NUM_ACTIONS):
         values[a] = -np.inf
         if mask[a]:
-            values[a] = _lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask, rivals)
+            values[a] = _lookahead_value(state, a, cards, nobles, weights, scratch, inner, sub_mask, terms, rivals)
     return n
 
 
