@@ -301,6 +301,8 @@ def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
 @njit(cache=True, error_model="numpy")
 def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, terms, ref_rivals):
     """``best_substep``, valuing the candidates with ``_value_after`` (``ref``, ``terms``, ``ref_rivals``)."""
+    if state[R.PHASE] == R.RETURN:
+        return _best_return(state, mover, cards, nobles, weights, inner, ref, terms, ref_rivals)
     R.legal_mask(state, cards, nobles, mask)
     best = -1
     best_value = -np.inf
@@ -311,6 +313,34 @@ def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, terms,
             value = _value_after(inner, mover, cards, nobles, weights, ref, terms, ref_rivals)
             if best < 0 or value > best_value:
                 best = a
+                best_value = value
+    return best
+
+
+@njit(cache=True, inline="always")
+def _best_return(state, mover, cards, nobles, weights, inner, ref, terms, ref_rivals):
+    """``_best_substep`` for a token return. Returning one colour or another gives the same row but for that
+    colour's two counts (the mover's and the bank's), since nothing a return sets off (the end of the turn, a
+    noble's visit, the end of the game) reads tokens. So the first candidate is applied to ``inner`` and each
+    next one made from it by moving one token across colours: the row that applying it would give."""
+    b = R.player_base(mover) + R.P_TOKENS
+    best = -1
+    best_value = -np.inf
+    last = -1
+    for c in range(6):
+        if state[b + c] > 0:
+            if last < 0:
+                copy_into(inner, state)
+                R.apply_action(inner, R.RETURN_TOKEN + c, cards, nobles)
+            else:
+                inner[b + last] += 1
+                inner[R.BANK + last] -= 1
+                inner[b + c] -= 1
+                inner[R.BANK + c] += 1
+            last = c
+            value = _value_after(inner, mover, cards, nobles, weights, ref, terms, ref_rivals)
+            if best < 0 or value > best_value:
+                best = R.RETURN_TOKEN + c
                 best_value = value
     return best
 
