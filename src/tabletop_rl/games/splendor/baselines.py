@@ -152,17 +152,31 @@ def rivals_value(state, seat, cards, nobles, weights):
     return best
 
 
-# ``player_value`` kept term by term for one reference position (``_rival_terms``), so that the positions
-# greedy looks at after the mover's moves add up the terms that did not change instead of computing them
-# again. Row ``q``, an opponent: ``_head_value``, then one ``_card_reach`` per market slot, then one
-# ``_reserved_term`` per reserved card. Row ``seat``, the mover: one ``_noble_term`` per table noble.
+# ``player_value`` kept in parts for one reference position (``_keep_terms``). Greedy's look-ahead reaches its
+# positions by the mover's own moves, with drawn cards hidden, so the market only loses cards and the other
+# seats' rows stay as they were: it adds up the parts that did not change instead of computing them again, in
+# the same order, so to the same number.
+# - Row ``q`` for each opponent: ``_head_value``, then one ``_card_reach`` per market slot, then one
+#   ``_reserved_term`` per reserved card. Row ``seat``, the mover: one ``_noble_term`` per table noble.
+# - Rows ``_COST`` (five), ``_TOTAL`` and ``_SCALE``: per market slot, its card's cost by colour, its total
+#   cost, and ``weights[REACH] * (points + weights[REACH_BASE])``; small integers held exactly as floats, so
+#   that the mover's market terms are computed slot by slot in one pass; row ``_TERM`` holds those terms.
 _HEAD, _SLOT_TERMS, _RESERVED_TERMS = 0, 1, 13
-TERMS_SHAPE = (R.MAX_PLAYERS, _RESERVED_TERMS + R.MAX_RESERVED)
+_COST, _TOTAL, _SCALE, _TERM = R.MAX_PLAYERS, R.MAX_PLAYERS + 5, R.MAX_PLAYERS + 6, R.MAX_PLAYERS + 7
+TERMS_SHAPE = (_TERM + 1, _RESERVED_TERMS + R.MAX_RESERVED)
 
 
 @njit(cache=True, error_model="numpy")
-def _rival_terms(state, seat, cards, nobles, weights, terms):
+def _keep_terms(state, seat, cards, nobles, weights, terms):
     """Fill ``terms`` (``TERMS_SHAPE``) for ``state`` and return ``rivals_value(state, seat)``."""
+    for s in range(12):
+        card = max(state[R.MARKET + s], 0)  # an empty slot's parts are never added
+        total = 0
+        for c in range(5):
+            terms[_COST + c, s] = cards[card, R.CARD_COST + c]
+            total += cards[card, R.CARD_COST + c]
+        terms[_TOTAL, s] = total
+        terms[_SCALE, s] = weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE])
     for i in range(R.MAX_TABLE_NOBLES):
         noble = state[R.TABLE_NOBLES + i]
         if noble >= 0:
@@ -198,11 +212,8 @@ def _rivals_from(terms, state, seat):
 
 
 @njit(cache=True, inline="always")
-def _same_nobles(ref, after, mover):
-    """Whether the table nobles and ``mover``'s bonuses, all its nobles' terms read, are equal."""
-    for i in range(R.MAX_TABLE_NOBLES):
-        if ref[R.TABLE_NOBLES + i] != after[R.TABLE_NOBLES + i]:
-            return False
+def _same_bonuses(ref, after, mover):
+    """Whether ``mover``'s bonuses, all its nobles' terms read besides the nobles, are as in ``ref``."""
     b = R.player_base(mover) + R.P_BONUS
     for c in range(5):
         if ref[b + c] != after[b + c]:
@@ -211,16 +222,43 @@ def _same_nobles(ref, after, mover):
 
 
 @njit(cache=True, inline="always")
-def _own_value(after, mover, cards, nobles, weights, ref, terms):
-    """``player_value(after, mover, mover)``, taking the nobles' terms from ``terms`` (kept for ``ref``) when
-    they are the same numbers: only a buy or a noble's visit changes them."""
-    if not _same_nobles(ref, after, mover):
+def _own_market_terms(after, mover, terms):
+    """Fill row ``_TERM`` of ``terms`` with ``_card_reach`` of each market slot kept in ``terms``, for
+    ``mover`` in ``after``: the same operations on the same numbers as ``_closeness``, in floats."""
+    b = R.player_base(mover)
+    h0 = np.float64(after[b + R.P_BONUS] + after[b + R.P_TOKENS])
+    h1 = np.float64(after[b + R.P_BONUS + 1] + after[b + R.P_TOKENS + 1])
+    h2 = np.float64(after[b + R.P_BONUS + 2] + after[b + R.P_TOKENS + 2])
+    h3 = np.float64(after[b + R.P_BONUS + 3] + after[b + R.P_TOKENS + 3])
+    h4 = np.float64(after[b + R.P_BONUS + 4] + after[b + R.P_TOKENS + 4])
+    gold = np.float64(after[b + R.P_TOKENS + R.GOLD])
+    for s in range(12):
+        short = (max(terms[_COST, s] - h0, 0.0) + max(terms[_COST + 1, s] - h1, 0.0)
+                 + max(terms[_COST + 2, s] - h2, 0.0) + max(terms[_COST + 3, s] - h3, 0.0)
+                 + max(terms[_COST + 4, s] - h4, 0.0))
+        terms[_TERM, s] = terms[_SCALE, s] * (1.0 - max(0.0, short - gold) / terms[_TOTAL, s])
+
+
+@njit(cache=True, inline="always")
+def _own_value(after, mover, cards, nobles, weights, ref, terms, change):
+    """``player_value(after, mover, mover)`` from the parts in ``terms`` (kept for ``ref``) where the table
+    ``change`` (``_table_change``) allows: the nobles' terms unless a buy changed the bonuses, and the market
+    cards' terms computed in one pass. A noble's visit (``change`` 2) computes it in full."""
+    if change == 2:
         return player_value(after, mover, mover, cards, nobles, weights)
     value = _own_terms(after, mover, weights)
+    same = _same_bonuses(ref, after, mover)
     for i in range(R.MAX_TABLE_NOBLES):
-        if after[R.TABLE_NOBLES + i] >= 0:
-            value += terms[mover, i]
-    return _add_cards(after, mover, mover, value, cards, weights)
+        noble = after[R.TABLE_NOBLES + i]
+        if noble >= 0:
+            value += terms[mover, i] if same else _noble_term(after, mover, noble, nobles, weights)
+    _own_market_terms(after, mover, terms)
+    for s in range(12):
+        if after[R.MARKET + s] >= 0:
+            value += terms[_TERM, s]
+    for i in range(after[R.player_base(mover) + R.P_NRESERVED]):
+        value += _reserved_term(after, mover, mover, i, cards, weights)
+    return value
 
 
 @njit(cache=True)
@@ -261,7 +299,7 @@ def _hide_drawn_card(state, mover, action):
 def best_substep(state, mover, cards, nobles, weights, mask, inner):
     """The sub-step (token return or noble choice) with the best value for ``mover``, lowest id on ties."""
     terms = np.empty(TERMS_SHAPE, np.float64)
-    rivals = _rival_terms(state, mover, cards, nobles, weights, terms)
+    rivals = _keep_terms(state, mover, cards, nobles, weights, terms)
     return _best_substep(state, mover, cards, nobles, weights, mask, inner, state, terms, rivals)
 
 
@@ -284,10 +322,10 @@ def _table_change(ref, after):
 @njit(cache=True, inline="always")
 def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
     """``evaluate(after, mover)`` for a position ``after`` reached by ``mover``'s moves from ``ref``, whose best
-    opponent's value is ``ref_rivals`` and its terms ``terms`` (``_rival_terms``). The mover's moves change no
+    opponent's value is ``ref_rivals`` and its parts ``terms`` (``_keep_terms``). The mover's moves change no
     opponent's row, so the opponents' values change only with the table: token takes and returns and blind
     reserves reuse ``ref_rivals``; a buy or a reserve from the market (whose refill greedy does not see) sums the
-    kept terms without the emptied slot; only a noble's visit computes them again."""
+    kept terms without the emptied slot; only a noble's visit computes them again (``_own_value`` likewise)."""
     change = _table_change(ref, after)
     if change == 0:
         rivals = ref_rivals
@@ -295,7 +333,8 @@ def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
         rivals = _rivals_from(terms, after, mover)
     else:
         rivals = rivals_value(after, mover, cards, nobles, weights)
-    return _evaluate_with(after, mover, weights, _own_value(after, mover, cards, nobles, weights, ref, terms), rivals)
+    own = _own_value(after, mover, cards, nobles, weights, ref, terms, change)
+    return _evaluate_with(after, mover, weights, own, rivals)
 
 
 @njit(cache=True, error_model="numpy")
@@ -368,7 +407,7 @@ def action_values(state, cards, nobles, weights, mask, scratch, values):
     inner = np.empty_like(scratch)
     sub_mask = np.empty_like(mask)
     terms = np.empty(TERMS_SHAPE, np.float64)
-    rivals = _rival_terms(state, state[R.CURRENT], cards, nobles, weights, terms)
+    rivals = _keep_terms(state, state[R.CURRENT], cards, nobles, weights, terms)
     for a in range(R.NUM_ACTIONS):
         values[a] = -np.inf
         if mask[a]:
