@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from positions import hidden_variant, random_game
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.search.splendor_puct import (
     PUCTPolicy,
+    _tanh,
     mlp_forward,
     net_from_layers,
     net_from_state_dict,
@@ -44,6 +46,23 @@ def test_the_network_in_numba_is_the_network_in_numpy():
         for weights, biases in ((net.policy_weights, net.policy_biases), (net.value_weights, net.value_biases)):
             np.testing.assert_allclose(mlp_forward(x, weights, biases), numpy_forward(x, weights, biases),
                                        rtol=1e-4, atol=1e-5)
+
+
+@njit(fastmath=True)
+def _tanh_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = _tanh(x[i])
+
+
+def test_the_networks_tanh_is_within_its_documented_bound():
+    """The rational tanh of ``mlp_forward`` (compiled as the network compiles it) against numpy's, in float64."""
+    x = np.concatenate([np.linspace(-12, 12, 400_001), np.geomspace(1e-30, 1, 2001), -np.geomspace(1e-30, 1, 2001),
+                        [np.inf, -np.inf, 0.0]]).astype(np.float32)
+    out = np.empty_like(x)
+    _tanh_all(x, out)
+    error = np.abs(out.astype(np.float64) - np.tanh(x.astype(np.float64)))
+    assert error.max() <= 3.1e-7, (error.max(), x[error.argmax()])
+    assert np.all(np.sign(out) == np.sign(x))  # odd, and zero at zero
 
 
 @pytest.mark.parametrize("num_players", [2, 3])

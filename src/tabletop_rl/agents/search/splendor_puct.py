@@ -98,6 +98,28 @@ def random_net(hidden: Sequence[int] = (64,), num_players: int = 2, seed: int = 
 
 
 # --- the network inside numba ---------------------------------------------------------------------------
+@njit(cache=True, inline="always", fastmath=True)
+def _tanh(x):
+    """tanh in float32 as a rational function of ``x`` (clamped to [-9, 9]), within 3.1e-7 of the true value
+    everywhere. It has no call in it, so the loop over a layer's outputs runs in SIMD lanes: libm's ``tanhf``
+    took half of a network evaluation. The coefficients are a least-squares fit of the relative error on
+    [0, 9]; ``tests/agents/search/test_splendor_puct.py`` checks the bound."""
+    x = min(max(x, np.float32(-9.0)), np.float32(9.0))
+    u = x * x
+    p = np.float32(-8.911064248385946e-14)
+    p = p * u + np.float32(5.4425726019307754e-11)
+    p = p * u + np.float32(-2.056783995861415e-08)
+    p = p * u + np.float32(1.1239031835227265e-05)
+    p = p * u + np.float32(0.0031120825052336795)
+    p = p * u + np.float32(0.13091297514234976)
+    p = p * u + np.float32(1.0)
+    q = np.float32(0.0002557960961545055)
+    q = q * u + np.float32(0.024527575495549604)
+    q = q * u + np.float32(0.46424627177545125)
+    q = q * u + np.float32(1.0)
+    return x * p / q
+
+
 @njit(cache=True, fastmath=True)
 def mlp_forward(x, weights, biases):
     """The MLP's output for one input: tanh after every layer but the last. Zero inputs are skipped (an
@@ -114,7 +136,7 @@ def mlp_forward(x, weights, biases):
                     out[j] += hk * w[k, j]
         if i < last:
             for j in range(out.shape[0]):
-                out[j] = np.tanh(out[j])
+                out[j] = _tanh(out[j])
         h = out
     return h
 
