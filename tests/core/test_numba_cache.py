@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CALLER = "from callee import f\nfrom numba import njit\n\n\n@njit(cache=True)\ndef g():\n    return f()\n"
 CALLEE = "from numba import njit\n\n\n@njit(cache=True)\ndef f():\n    return {}\n"
 RUN = ("import sys; from pathlib import Path; from tabletop_rl.core.numba_cache import install; "
@@ -21,18 +23,13 @@ def run(folder: Path, mode: str) -> int:
     return int(out.stdout.split()[-1])
 
 
-def test_an_edit_to_a_called_kernel_recompiles_its_callers(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "after_the_edit"), [
+    ("keyed", 2),  # the package's key: the caller compiles again with the new callee
+    ("numba", 1),  # numba's key alone: the fault the package's key mends, the caller's copy of the old callee
+])
+def test_an_edit_to_a_called_kernel_reaches_its_cached_callers(tmp_path: Path, mode: str, after_the_edit: int) -> None:
     (tmp_path / "caller.py").write_text(CALLER)
     (tmp_path / "callee.py").write_text(CALLEE.format(1))
-    assert run(tmp_path, "keyed") == 1
+    assert run(tmp_path, mode) == 1
     (tmp_path / "callee.py").write_text(CALLEE.format(2))
-    assert run(tmp_path, "keyed") == 2
-
-
-def test_without_the_key_numba_runs_the_old_callee(tmp_path: Path) -> None:
-    """The fault the key mends, shown: numba alone keeps the caller's compiled copy of the old callee."""
-    (tmp_path / "caller.py").write_text(CALLER)
-    (tmp_path / "callee.py").write_text(CALLEE.format(1))
-    assert run(tmp_path, "numba") == 1
-    (tmp_path / "callee.py").write_text(CALLEE.format(2))
-    assert run(tmp_path, "numba") == 1
+    assert run(tmp_path, mode) == after_the_edit
