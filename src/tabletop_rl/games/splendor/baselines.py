@@ -54,7 +54,12 @@ DEFAULT_GREEDY_WEIGHTS.setflags(write=False)
 
 
 # --- evaluation ----------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+# The evaluation's divisions are by a card's cost or a noble's requirement, never zero, so the functions that
+# hold them use numpy's error model: Python's checks each division for zero, and with that check the nobles'
+# terms took four times as long (docs/benchmarks.md). Its small terms are compiled functions of their own, not
+# inlined by numba (LLVM inlines them anyway): numba's inlining of them at every call took greedy's cold
+# compile from 12 s to 15-18 s for no speed.
+@njit(cache=True, error_model="numpy")
 def _closeness(state, q, card, cards):
     """1 - (what seat ``q`` still lacks for ``card`` after bonuses, tokens and gold) / (its cost)."""
     b = R.player_base(q)
@@ -70,12 +75,12 @@ def _closeness(state, q, card, cards):
     return 1.0 - short / total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _card_reach(state, q, card, cards, weights):
     return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * _closeness(state, q, card, cards)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _own_terms(state, q, weights):
     """The first terms of ``player_value``: points, tokens and bonuses."""
     b = R.player_base(q)
@@ -87,7 +92,7 @@ def _own_terms(state, q, weights):
     return value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy")
 def _noble_term(state, q, noble, nobles, weights):
     """The term of ``player_value`` for a table noble: its weight times the share of its requirement met."""
     b = R.player_base(q)
@@ -110,7 +115,7 @@ def _head_value(state, q, nobles, weights):
     return value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _reserved_term(state, q, viewer, i, cards, weights):
     """The term of ``player_value`` for seat ``q``'s ``i``-th reserved card, as ``viewer`` sees it."""
     b = R.player_base(q)
@@ -133,10 +138,7 @@ def _add_cards(state, q, viewer, value, cards, weights):
     return value
 
 
-# The divisions in the evaluation are by a card's cost or a noble's requirement, never zero, so the
-# functions that hold them use numpy's error model: Python's checks each division for zero, and with that
-# check the nobles' terms took four times as long (measured in docs/benchmarks.md).
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def player_value(state, q, viewer, cards, nobles, weights):
     """Heuristic value of seat ``q``'s position as ``viewer`` sees it (no hidden card is read)."""
     return _add_cards(state, q, viewer, _head_value(state, q, nobles, weights), cards, weights)
@@ -166,7 +168,7 @@ _COST, _TOTAL, _SCALE, _TERM = R.MAX_PLAYERS, R.MAX_PLAYERS + 5, R.MAX_PLAYERS +
 TERMS_SHAPE = (_TERM + 1, _RESERVED_TERMS + R.MAX_RESERVED)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def _keep_terms(state, seat, cards, nobles, weights, terms):
     """Fill ``terms`` (``TERMS_SHAPE``) for ``state`` and return ``rivals_value(state, seat)``."""
     for s in range(12):
@@ -319,7 +321,9 @@ def _table_change(ref, after):
     return change
 
 
-@njit(cache=True, inline="always")
+# Not inlined by numba: it is called from three places, and inlining it into each took greedy's cold compile
+# from 12 s to 16 s for about 0.3 us a decision.
+@njit(cache=True, error_model="numpy")
 def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
     """``evaluate(after, mover)`` for a position ``after`` reached by ``mover``'s moves from ``ref``, whose best
     opponent's value is ``ref_rivals`` and its parts ``terms`` (``_keep_terms``). The mover's moves change no
@@ -337,7 +341,7 @@ def _value_after(after, mover, cards, nobles, weights, ref, terms, ref_rivals):
     return _evaluate_with(after, mover, weights, own, rivals)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def _best_substep(state, mover, cards, nobles, weights, mask, inner, ref, terms, ref_rivals):
     """``best_substep``, valuing the candidates with ``_value_after`` (``ref``, ``terms``, ``ref_rivals``)."""
     if state[R.PHASE] == R.RETURN:
@@ -384,7 +388,7 @@ def _best_return(state, mover, cards, nobles, weights, inner, ref, terms, ref_ri
     return best
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask, terms, rivals):
     """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
