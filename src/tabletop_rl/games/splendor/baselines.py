@@ -60,6 +60,13 @@ DEFAULT_GREEDY_WEIGHTS.setflags(write=False)
 # inlined by numba (LLVM inlines them anyway): numba's inlining of them at every call took greedy's cold
 # compile from 12 s to 15-18 s for no speed.
 @njit(cache=True, error_model="numpy")
+def _near(short, gold, total):
+    """1 - (what is lacking, ``short``, less ``gold``) / ``total``: the closeness of a card costing ``total``.
+    Integers or floats holding integers: the same number either way."""
+    return 1.0 - max(0, short - gold) / total
+
+
+@njit(cache=True)
 def _closeness(state, q, card, cards):
     """1 - (what seat ``q`` still lacks for ``card`` after bonuses, tokens and gold) / (its cost)."""
     b = R.player_base(q)
@@ -71,13 +78,18 @@ def _closeness(state, q, card, cards):
         lack = cost - state[b + R.P_BONUS + c] - state[b + R.P_TOKENS + c]
         if lack > 0:
             short += lack
-    short = max(0, short - state[b + R.P_TOKENS + R.GOLD])
-    return 1.0 - short / total
+    return _near(short, state[b + R.P_TOKENS + R.GOLD], total)
+
+
+@njit(cache=True)
+def _reach_scale(card, cards, weights):
+    """What ``_card_reach`` multiplies the closeness by: the card's points plus a base, weighted."""
+    return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE])
 
 
 @njit(cache=True)
 def _card_reach(state, q, card, cards, weights):
-    return weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE]) * _closeness(state, q, card, cards)
+    return _reach_scale(card, cards, weights) * _closeness(state, q, card, cards)
 
 
 @njit(cache=True)
@@ -178,7 +190,7 @@ def _keep_terms(state, seat, cards, nobles, weights, terms):
             terms[_COST + c, s] = cards[card, R.CARD_COST + c]
             total += cards[card, R.CARD_COST + c]
         terms[_TOTAL, s] = total
-        terms[_SCALE, s] = weights[REACH] * (cards[card, R.CARD_POINTS] + weights[REACH_BASE])
+        terms[_SCALE, s] = _reach_scale(card, cards, weights)
     for i in range(R.MAX_TABLE_NOBLES):
         noble = state[R.TABLE_NOBLES + i]
         if noble >= 0:
@@ -226,7 +238,7 @@ def _same_bonuses(ref, after, mover):
 @njit(cache=True, inline="always")
 def _own_market_terms(after, mover, terms):
     """Fill row ``_TERM`` of ``terms`` with ``_card_reach`` of each market slot kept in ``terms``, for
-    ``mover`` in ``after``: the same operations on the same numbers as ``_closeness``, in floats."""
+    ``mover`` in ``after``: the same operations on the same numbers as ``_closeness``, in floats (``_near``)."""
     b = R.player_base(mover)
     h0 = np.float64(after[b + R.P_BONUS] + after[b + R.P_TOKENS])
     h1 = np.float64(after[b + R.P_BONUS + 1] + after[b + R.P_TOKENS + 1])
@@ -238,7 +250,7 @@ def _own_market_terms(after, mover, terms):
         short = (max(terms[_COST, s] - h0, 0.0) + max(terms[_COST + 1, s] - h1, 0.0)
                  + max(terms[_COST + 2, s] - h2, 0.0) + max(terms[_COST + 3, s] - h3, 0.0)
                  + max(terms[_COST + 4, s] - h4, 0.0))
-        terms[_TERM, s] = terms[_SCALE, s] * (1.0 - max(0.0, short - gold) / terms[_TOTAL, s])
+        terms[_TERM, s] = terms[_SCALE, s] * _near(short, gold, terms[_TOTAL, s])
 
 
 @njit(cache=True, inline="always")
