@@ -1,5 +1,6 @@
-"""Where the engine loop's time goes per decision: the legal mask, the pick among the legal moves, the random
-draw, and applying the move (its refill and end-of-turn checks included).
+"""Where the engine loop's time goes per decision: the legal moves (as bits, ``rules.legal_set``), the pick among
+them, the random draw, and applying the move (its refill and end-of-turn checks included); and, beside it, what
+writing the legal mask (``rules.legal_mask``, which the Python doors and the envs need) costs on top.
 
     python benchmarks/bench_engine_parts.py --games 4000
 
@@ -19,12 +20,12 @@ import time
 import numpy as np
 from numba import njit
 
-from tabletop_rl.core.kernels import pick_legal
+from tabletop_rl.core.kernels import pick_bit, popcount
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.ui.bench import print_markdown
 
-BASE, MASK, PICK, DRAW, COPY, APPLY = range(6)
-PARTS = {MASK: "legal mask", PICK: "pick the k-th legal move", DRAW: "random draw (below n)",
+BASE, LEGAL, PICK, DRAW, COPY, APPLY, MASK = range(7)
+PARTS = {LEGAL: "legal moves as bits", PICK: "pick the k-th legal move", DRAW: "random draw (below n)",
          APPLY: "apply the move (refill, nobles, end of turn)"}
 
 
@@ -37,8 +38,13 @@ def _play(states, cards, nobles, part, extra):
     for i in range(states.shape[0]):
         state = states[i]
         while True:
-            n = R.legal_mask(state, cards, nobles, mask)
-            if part == MASK:
+            bits, base = R.legal_set(state, cards, nobles)
+            n = popcount(bits)
+            if part == LEGAL:
+                for _ in range(extra):
+                    more, _ = R.legal_set(state, cards, nobles)
+                    sink += popcount(more)
+            elif part == MASK:
                 for _ in range(extra):
                     sink += R.legal_mask(state, cards, nobles, mask)
             if n == 0:
@@ -47,10 +53,10 @@ def _play(states, cards, nobles, part, extra):
             if part == DRAW:
                 for _ in range(extra):
                     sink += R.random_below(scratch, n)
-            a = pick_legal(mask, k)
+            a = base + pick_bit(bits, k)
             if part == PICK:
                 for j in range(extra):
-                    sink += pick_legal(mask, (k + j) % n)
+                    sink += pick_bit(bits, (k + j) % n)
             elif part == COPY or part == APPLY:
                 for _ in range(extra):
                     scratch[:] = state
@@ -79,9 +85,9 @@ def main() -> None:
     deals = R.new_states(args.games)
     R.reset_batch(deals, np.arange(args.games, dtype=np.int64), 2, 1000, False)
     cards, nobles = R.tables()
-    for part in (BASE, MASK, PICK, DRAW, COPY, APPLY):  # load the compiled kernels, untimed
+    for part in (BASE, LEGAL, PICK, DRAW, COPY, APPLY, MASK):  # load the compiled kernels, untimed
         _play(deals[:2].copy(), cards, nobles, part, 1)
-    runs: dict[int, list[float]] = {p: [] for p in (BASE, MASK, PICK, DRAW, COPY, APPLY)}
+    runs: dict[int, list[float]] = {p: [] for p in (BASE, LEGAL, PICK, DRAW, COPY, APPLY, MASK)}
     for _ in range(args.repeats):
         for part, times in runs.items():
             times.append(_ns_per_decision(deals, part, 0 if part == BASE else args.extra))
@@ -94,6 +100,8 @@ def main() -> None:
     rows.append(("the rest (loop, bookkeeping)", f"{base - sum(cost.values()):.1f}",
                  f"{100 * (base - sum(cost.values())) / base:.0f}%"))
     rows.append(("a decision in all", f"{base:.1f}", "100%"))
+    rows.append(("(not in the loop) the legal mask written from the bits", f"{(med[MASK] - base) / args.extra:.1f}",
+                 ""))
     print(f"\nrandom legal 2-player play, one thread, {args.games} games, medians of {args.repeats} runs\n")
     print_markdown(("part", "ns per decision", "share"), rows)
 

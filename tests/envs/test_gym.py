@@ -236,7 +236,7 @@ def test_random_opponent_plays_from_the_games_playout_rng():
     env.reset(seed=12)
     expected = SplendorGame(2, seed=12)
     cards, nobles = R.tables()
-    R.random_step(expected.state, cards, nobles, np.zeros(R.NUM_ACTIONS, np.bool_))
+    R.random_step(expected.state, cards, nobles)
     assert np.array_equal(env.game.state, expected.state)
 
 

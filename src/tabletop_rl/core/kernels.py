@@ -1,5 +1,5 @@
 """numba helpers shared by the game cores: the splitmix64 generator, a uniform draw below ``n``, a shuffle,
-and the k-th legal move.
+the k-th legal move (of a mask, or of a set of moves held as the bits of one ``uint64``).
 
 Each game keeps its generator's state in its own row and draws with ``splitmix64``; ``below`` and
 ``shuffle`` work on a ``uint64[1]`` holding that state (Splendor's deal and determinisation, Klaverjas's deals
@@ -13,6 +13,8 @@ recorded game, follow from that stream. Random players pick among the legal move
 [0, 1, 2, 3, 4]
 >>> pick_legal(np.array([False, True, False, True]), 1)
 3
+>>> bits = np.uint64(0b101100); int(popcount(bits)), int(pick_bit(bits, 0)), int(pick_bit(bits, 2))
+(3, 2, 5)
 >>> row = np.zeros(3, np.int16); copy_into(row, np.array([4, 5, 6], np.int16)); row.tolist()
 [4, 5, 6]
 """
@@ -24,9 +26,10 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
-__all__ = ["SEED_MASK", "Direct", "below", "copy_into", "pick_legal", "shuffle", "splitmix64"]
+__all__ = ["SEED_MASK", "Direct", "below", "copy_into", "pick_bit", "pick_legal", "popcount", "shuffle", "splitmix64"]
 
 #: Game seeds are folded to 63 bits, so every seed is a non-negative int64.
 SEED_MASK = (1 << 63) - 1
@@ -67,6 +70,36 @@ def pick_legal(mask, k):
         if k < 0:
             return a
     return -1
+
+
+@intrinsic
+def _ctpop(typingctx, x):
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])  # i64 in, i64 out
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    def codegen(context, builder, signature, args):  # x == 0 is undefined: callers never pass it
+        return builder.cttz(args[0], context.get_constant(types.boolean, True))
+    return types.int64(types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def popcount(bits):
+    """How many bits of the ``uint64`` ``bits`` are set (one machine instruction where the CPU has one)."""
+    return _ctpop(np.uint64(bits))
+
+
+@njit(cache=True, inline="always")
+def pick_bit(bits, k):
+    """Index of the ``k``-th (0-based, from the lowest) set bit of the ``uint64`` ``bits``; the caller guarantees
+    ``k < popcount(bits)``. A set of moves held as bits gives its k-th move without scanning a mask."""
+    x = np.uint64(bits)
+    for _ in range(k):
+        x &= x - np.uint64(1)  # drop the lowest set bit
+    return _cttz(x)
 
 
 @njit(cache=True, inline="always")

@@ -108,7 +108,7 @@ def _advance(i, games, tables, mask):
     kind = games[_OPPONENTS][i]
     if kind == RANDOM:
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:
-            R.random_step(state, cards, nobles, mask)
+            R.random_step(state, cards, nobles)
     elif kind == GREEDY:
         work = games[_SCRATCH][i]
         while state[R.STATUS] == R.PLAYING and state[R.CURRENT] != seat:

@@ -503,3 +503,29 @@ def test_json_is_identical_after_a_refused_step_from_a_mid_game_position():
     with pytest.raises(IllegalActionError):
         g.step("reserve_deck:2")
     assert json.loads(g.to_json()) == before
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_random_play_draws_the_kth_legal_move_in_action_order(players: int) -> None:
+    """Random opponents (and the engine's random play) pick move ``k`` of the legal moves in id order, ``k`` drawn
+    below their count from the game's RNG: recorded games against random opponents depend on exactly this."""
+    from tabletop_rl.core.kernels import pick_legal
+    from tabletop_rl.games.splendor import rules as R
+
+    cards, nobles = R.tables()
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    phases = set()
+    for seed in range(12):
+        state = SplendorGame(players, seed=seed).state.copy()
+        while True:
+            twin = state.copy()
+            n = R.legal_mask(state, cards, nobles, mask)
+            expected = pick_legal(mask, R.random_below(twin, n)) if n else -1
+            if n:
+                R.apply_action(twin, expected, cards, nobles)
+            phases.add(int(state[R.PHASE]))
+            assert R.random_step(state, cards, nobles) == expected
+            assert np.array_equal(state, twin)
+            if expected < 0:
+                break
+    assert phases == {R.MAIN, R.RETURN, R.NOBLE}  # the games reach every phase's moves

@@ -16,7 +16,7 @@ from importlib import resources
 import numpy as np
 from numba import njit, prange
 
-from tabletop_rl.core.kernels import pick_legal, shuffle, splitmix64
+from tabletop_rl.core.kernels import pick_bit, popcount, shuffle, splitmix64
 
 __all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_RESERVED", "CARD_BONUS", "CARD_COST",
            "CARD_LEVEL", "CARD_POINTS", "CHOOSE_NOBLE", "COLOURS", "CURRENT", "DECK", "DECK_DRAWN",
@@ -28,10 +28,10 @@ __all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_R
            "RESERVE_DECK", "RETURN", "RETURN_TOKEN", "RNG", "SLOTS_PER_LEVEL", "START", "STATE_DTYPE", "STATE_SIZE",
            "STATUS", "TABLE_NOBLES", "TAKE1", "TAKE2_DIFF", "TAKE2_SAME", "TAKE3", "TOKEN_LIMIT", "TOKEN_NAMES",
            "TRIPLES", "TRIPLE_BITS", "TRUNCATED", "WIN_POINTS", "apply_action", "checked_step", "determinize_state",
-           "end_reward", "get_wide", "legal_mask", "legal_masks_batch", "level_of", "new_states", "noble_qualifies",
-           "play_random_batch", "play_random_until", "player_base", "random_below", "random_step", "reset_batch",
-           "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random", "tables", "tokens_held",
-           "winners_into"]
+           "end_reward", "get_wide", "legal_mask", "legal_masks_batch", "legal_set", "level_of", "new_states",
+           "noble_qualifies", "play_random_batch", "play_random_until", "player_base", "random_below", "random_step",
+           "reset_batch", "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random", "tables",
+           "tokens_held", "winners_into"]
 
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
@@ -180,25 +180,43 @@ def level_of(card):
     return 0
 
 
+# Affordability in 16-bit lanes. A card's row (level, bonus, points, five costs: eight int16) is two uint64
+# words, ``cards.view(np.uint64)[card]``: (level, bonus, points, white cost) and (blue .. black costs), lane 0
+# lowest. A buyer's power (tokens plus bonuses) is packed the same way, with 8 against the first three lanes,
+# which hold values below 8, so those lanes owe nothing. Every lane holds a value below 0x8000.
+_LANE_HIGH = np.uint64(0x8000800080008000)
+_LANE_SUM = np.uint64(0x0001000100010001)  # multiplying by it adds the four lanes into the top one
+_NOT_COSTS = np.uint64(0x0000000800080008)
+
+
 @njit(cache=True, inline="always")
 def _buying_power(state, p):
-    """``p``'s tokens plus bonuses per colour, and their gold: what ``_affords`` compares costs with."""
-    b = player_base(p)
-    t = b + P_TOKENS
-    k = b + P_BONUS
-    power = (state[t] + state[k], state[t + 1] + state[k + 1], state[t + 2] + state[k + 2],
-             state[t + 3] + state[k + 3], state[t + 4] + state[k + 4])
-    return power, state[t + GOLD]
+    """``p``'s tokens plus bonuses per colour as the two packed words ``_affords`` compares cost rows with, and
+    their gold."""
+    t = player_base(p) + P_TOKENS
+    k = t - P_TOKENS + P_BONUS
+    first = _NOT_COSTS | np.uint64(state[t] + state[k]) << np.uint64(48)
+    second = np.uint64(0)
+    for c in range(1, 5):
+        second |= np.uint64(state[t + c] + state[k + c]) << np.uint64(16 * (c - 1))
+    return (first, second), state[t + GOLD]
 
 
 @njit(cache=True, inline="always")
-def _affords(card, power, gold, cards):
-    """Whether ``power`` (see ``_buying_power``) pays for ``card``, gold covering the shortfall."""
-    c = CARD_COST
-    short = (max(cards[card, c] - power[0], 0) + max(cards[card, c + 1] - power[1], 0)
-             + max(cards[card, c + 2] - power[2], 0) + max(cards[card, c + 3] - power[3], 0)
-             + max(cards[card, c + 4] - power[4], 0))
-    return short <= gold
+def _shortfall(word, power):
+    """Lane by lane, ``max(word - power, 0)``: with each lane's high bit set first, the subtraction never borrows
+    from the next lane, and the high bit stays set exactly where the cost is at least the power."""
+    d = (word | _LANE_HIGH) - power
+    high = d & _LANE_HIGH
+    return d & (high - (high >> np.uint64(15)))
+
+
+@njit(cache=True, inline="always")
+def _affords(words, card, power, gold):
+    """Whether ``power`` (see ``_buying_power``) pays for ``card`` (``words`` is the card table as ``uint64``),
+    gold covering the shortfall."""
+    short = _shortfall(words[card, 0], power[0]) + _shortfall(words[card, 1], power[1])
+    return np.int64((short * _LANE_SUM) >> np.uint64(48)) <= gold
 
 
 @njit(cache=True, inline="always")
@@ -277,77 +295,94 @@ def reset_state(state, seed, num_players, max_plies):
 
 
 # --- legal moves ---------------------------------------------------------------------
-@njit(cache=True)
-def legal_mask(state, cards, nobles, mask):
-    """Write the legal-action mask of the player to act into ``mask[72]``; return how many are legal."""
-    mask[:] = 0
+def _take_bits() -> np.ndarray:
+    """``uint64[32]``: for each set of colours in stock (bit c: colour c), the take moves it allows (take 3
+    different when 3 or more colours are in stock, else take 2 different, else take 1), as action bits."""
+    table = np.zeros(32, np.uint64)
+    for stock in range(32):
+        in_stock = bin(stock).count("1")
+        if in_stock >= 3:
+            moves = [TAKE3 + i for i, bits in enumerate(TRIPLE_BITS) if stock & bits == bits]
+        elif in_stock == 2:
+            moves = [TAKE2_DIFF + i for i, bits in enumerate(PAIR_BITS) if stock == bits]
+        else:
+            moves = [TAKE1 + c for c in range(5) if stock >> c & 1]
+        table[stock] = sum(1 << a for a in moves)
+    return table
+
+
+_TAKE_BITS = _take_bits()
+
+
+@njit(cache=True, inline="always")  # inlined: a call would cost legal_mask 15 ns in passing its arrays
+def legal_set(state, cards, nobles):
+    """The legal moves of the player to act as ``(bits, base)``: move ``base + i`` is legal when bit ``i`` of the
+    ``uint64`` ``bits`` is set (no bits once the game is over).
+
+    A phase's moves are contiguous ids that fit in 64 bits: the main phase's 60 (base 0), the noble choices, the
+    token returns, or the pass alone when nothing else is legal. Each family is made as bits at once (the take
+    moves from a table indexed by the colours in stock), so random play draws its move with ``pick_bit`` and no
+    mask is written or scanned.
+    """
+    none = np.uint64(0)
     if state[STATUS] != PLAYING:
-        return 0
+        return none, 0
     p = state[CURRENT]
     b = player_base(p)
     phase = state[PHASE]
-    n = 0
     if phase == RETURN:
+        held = 0
         for c in range(6):
-            if state[b + P_TOKENS + c] > 0:
-                mask[RETURN_TOKEN + c] = 1
-                n += 1
-        return n
+            held |= np.int64(state[b + P_TOKENS + c] > 0) << c
+        return np.uint64(held), RETURN_TOKEN
     if phase == NOBLE:
+        due = 0
         for i in range(MAX_TABLE_NOBLES):
             nb = state[TABLE_NOBLES + i]
             if nb >= 0 and noble_qualifies(state, p, nb, nobles):
-                mask[CHOOSE_NOBLE + i] = 1
-                n += 1
-        return n
+                due |= 1 << i
+        return np.uint64(due), CHOOSE_NOBLE
     stock = 0  # bit c: colour c is in the bank
+    four = 0  # bit c: 4 or more of colour c (take 2 of it)
     for c in range(5):
         k = state[BANK + c]
-        if k > 0:
-            stock |= 1 << c
-        if k >= 4:
-            mask[TAKE2_SAME + c] = 1
-            n += 1
-    in_stock = (stock & 1) + (stock >> 1 & 1) + (stock >> 2 & 1) + (stock >> 3 & 1) + (stock >> 4 & 1)
-    if in_stock >= 3:
-        for i in range(10):
-            if stock & TRIPLE_BITS[i] == TRIPLE_BITS[i]:
-                mask[TAKE3 + i] = 1
-                n += 1
-    elif in_stock == 2:
-        for i in range(10):
-            if stock == PAIR_BITS[i]:
-                mask[TAKE2_DIFF + i] = 1
-                n += 1
-    elif in_stock == 1:
-        for c in range(5):
-            if stock >> c & 1:
-                mask[TAKE1 + c] = 1
-                n += 1
+        stock |= np.int64(k > 0) << c
+        four |= np.int64(k >= 4) << c
+    words = cards.view(np.uint64)  # see _affords
     power, gold = _buying_power(state, p)
-    can_reserve = state[b + P_NRESERVED] < MAX_RESERVED
+    shown = 0  # bit s: a card in market slot s
+    afford = 0  # bit s: it can be bought
     for s in range(12):
         card = state[MARKET + s]
         if card >= 0:
-            if can_reserve:
-                mask[RESERVE + s] = 1
-                n += 1
-            if _affords(card, power, gold, cards):
-                mask[BUY + s] = 1
-                n += 1
-    if can_reserve:
-        for lv in range(3):
-            if state[DECK_DRAWN + lv] < LEVEL_SIZE[lv]:
-                mask[RESERVE_DECK + lv] = 1
-                n += 1
-    for i in range(state[b + P_NRESERVED]):
-        if _affords(state[b + P_RESERVED + i], power, gold, cards):
-            mask[BUY_RESERVED + i] = 1
-            n += 1
-    if n == 0:
-        mask[PASS] = 1
-        n = 1
-    return n
+            shown |= 1 << s
+            afford |= np.int64(_affords(words, card, power, gold)) << s
+    decks = 0  # bit lv: level lv's deck has a card
+    for lv in range(3):
+        decks |= np.int64(state[DECK_DRAWN + lv] < LEVEL_SIZE[lv]) << lv
+    reserved = state[b + P_NRESERVED]
+    own = 0  # bit i: reserved card i can be bought
+    for i in range(reserved):
+        own |= np.int64(_affords(words, state[b + P_RESERVED + i], power, gold)) << i
+    moves = four << TAKE2_SAME | afford << BUY | own << BUY_RESERVED
+    if reserved < MAX_RESERVED:
+        moves |= shown << RESERVE | decks << RESERVE_DECK
+    bits = _TAKE_BITS[stock] | np.uint64(moves)
+    if bits == none:
+        return np.uint64(1), PASS
+    return bits, 0
+
+
+@njit(cache=True)
+def legal_mask(state, cards, nobles, mask):
+    """Write the legal-action mask of the player to act into ``mask[72]``; return how many are legal."""
+    bits, base = legal_set(state, cards, nobles)
+    mask[:] = 0
+    rest = bits
+    while rest:
+        mask[base + pick_bit(rest, 0)] = 1
+        rest &= rest - np.uint64(1)
+    return popcount(bits)
 
 
 # --- applying an action --------------------------------------------------------------
@@ -505,13 +540,18 @@ def apply_action(state, action, cards, nobles):
         state[STATUS] = TRUNCATED
 
 
+@njit(cache=True, inline="always")
+def _allowed(action, mask):
+    return action >= 0 and action < NUM_ACTIONS and mask[action]
+
+
 @njit(cache=True)
 def checked_step(state, action, cards, nobles, mask):
     """Apply ``action`` if ``mask`` (the current legal mask) allows it, then refresh ``mask``.
 
     Returns False, leaving ``state`` and ``mask`` untouched, when the action is illegal.
     """
-    if action < 0 or action >= NUM_ACTIONS or not mask[action]:
+    if not _allowed(action, mask):
         return False
     apply_action(state, action, cards, nobles)
     legal_mask(state, cards, nobles, mask)
@@ -560,12 +600,13 @@ def end_reward(state, seat):
 
 # --- random play ---------------------------------------------------------------------
 @njit(cache=True)
-def random_step(state, cards, nobles, mask):
+def random_step(state, cards, nobles):
     """One uniformly random legal action from the game's own RNG; returns the action or -1 if over."""
-    n = legal_mask(state, cards, nobles, mask)
+    bits, base = legal_set(state, cards, nobles)
+    n = popcount(bits)
     if n == 0:
         return -1
-    a = pick_legal(mask, random_below(state, n))
+    a = base + pick_bit(bits, random_below(state, n))
     apply_action(state, a, cards, nobles)
     return a
 
@@ -575,15 +616,17 @@ def play_random_until(state, seat, cards, nobles, mask):
     """Uniformly random moves (from the game's playout RNG) for every seat but ``seat`` until
     ``seat`` is to act or the game ends; ``mask`` is left as the legal mask of the player to act."""
     while state[STATUS] == PLAYING and state[CURRENT] != seat:
-        random_step(state, cards, nobles, mask)
+        random_step(state, cards, nobles)
     legal_mask(state, cards, nobles, mask)
 
 
 @njit(cache=True)
 def step_vs_random(state, action, seat, cards, nobles, mask):
-    """The learner's ``action`` then random opponents, in one call; False (nothing applied) if illegal."""
-    if not checked_step(state, action, cards, nobles, mask):
+    """The learner's ``action`` (checked against ``mask``, as ``checked_step`` does) then random opponents, in one
+    call; False (nothing applied) if illegal."""
+    if not _allowed(action, mask):
         return False
+    apply_action(state, action, cards, nobles)
     play_random_until(state, seat, cards, nobles, mask)
     return True
 
@@ -591,9 +634,8 @@ def step_vs_random(state, action, seat, cards, nobles, mask):
 @njit(cache=True)
 def _play_random(state, cards, nobles):
     """Play uniformly random legal moves until the game ends; return the number of actions."""
-    mask = np.zeros(NUM_ACTIONS, np.bool_)
     steps = 0
-    while random_step(state, cards, nobles, mask) >= 0:
+    while random_step(state, cards, nobles) >= 0:
         steps += 1
     return steps
 
