@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from tabletop_rl.core.kernels import copy_into
+from tabletop_rl.core.kernels import copy_into, popcount
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
@@ -85,11 +85,7 @@ def encode_into(state, viewer, cards, nobles, out):
             out[at + c] = state[b + R.P_TOKENS + c]
         out[at + 11] = state[b + R.P_POINTS]
         out[at + 12] = state[b + R.P_BOUGHT]
-        nb = 0
-        bits = state[b + R.P_NOBLES]
-        for i in range(R.NUM_NOBLES):
-            nb += (bits >> i) & 1
-        out[at + 13] = nb
+        out[at + 13] = popcount(np.uint64(state[b + R.P_NOBLES]))  # nobles taken
         out[at + 14] = state[b + R.P_NRESERVED]
         at += 16
         hidden = 0
