@@ -73,10 +73,17 @@ _STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_ra
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
-#: as ``legal_mask``) and int8 (index 1, what the envs hand out), found by type or dtype (a lookup, not a conversion).
-_FUSED_BY_INDEX = tuple((Direct(step_observe), Direct(step_vs_random_observe)) for _ in range(2))
+#: as ``legal_mask``) and int8 (index 1, what the envs hand out), each with its mask's dtype (an instance, which
+#: ``np.empty`` takes faster than a type), found by type or dtype (a lookup, not a conversion).
+_FUSED_BY_INDEX = tuple((dtype, Direct(step_observe), Direct(step_vs_random_observe)) for dtype in _MASK_DTYPES)
 _FUSED_INDEX = {bool: 0, np.bool_: 0, np.dtype(np.bool_): 0, np.int8: 1, np.dtype(np.int8): 1}
+_FUSED = {key: _FUSED_BY_INDEX[index] for key, index in _FUSED_INDEX.items()}
+_empty = np.empty
 _NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
+
+
+def _bad_dtype(dtype: Any) -> ValueError:
+    return ValueError(f"dtype must be bool or int8, got {quote(dtype)}")
 
 
 def _checked_out(out: Any, obs_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -172,26 +179,25 @@ class SplendorGame(TurnBased):
         ((312,), dtype('bool'), True, 1)
         """
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        out, kernels = self._outputs(dtype, out)
-        if not kernels[0].call(self.state, a, self._cards, self._nobles, self._mask, out[0], out[1]):
+        if out is None:  # the common case first, in line: this runs on every step of the AEC env
+            try:
+                mask_dtype, kernel, _ = _FUSED[dtype]
+            except (KeyError, TypeError):
+                raise _bad_dtype(dtype) from None
+            out = (_empty(self._obs_size, _FLOAT32), _empty(NUM_ACTIONS, mask_dtype))
+        else:
+            kernel = self._checked(out)[1]
+        if not kernel.call(self.state, a, self._cards, self._nobles, self._mask, out[0], out[1]):
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
         return out
 
-    def _outputs(self, dtype: Any, out: tuple[np.ndarray, np.ndarray] | None
-                 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[Direct, Direct]]:
-        """The ``(observation, mask)`` pair a fused step writes (fresh arrays of ``dtype`` when ``out`` is None)
-        and its kernels (``step_observe``, ``step_vs_random_observe``) for the mask's type. A caller's pair is
-        checked here once and remembered, as the kernels trust their types."""
-        if out is not None and out is self._out:  # the caller's buffers again: checked, their kernels known
-            return out, _FUSED_BY_INDEX[self._out_index]
-        if out is None:
-            index = _FUSED_INDEX.get(dtype)
-            if index is None:
-                raise ValueError(f"dtype must be bool or int8, got {quote(dtype)}")
-            return (np.empty(self._obs_size, _FLOAT32), np.empty(NUM_ACTIONS, dtype)), _FUSED_BY_INDEX[index]
-        self._out = _checked_out(out, self._obs_size)
-        self._out_index = _FUSED_INDEX[out[1].dtype]  # an index, not the kernels: a game stays picklable
-        return out, _FUSED_BY_INDEX[self._out_index]
+    def _checked(self, out: Any) -> tuple[np.dtype, Direct, Direct]:
+        """The fused kernels for the caller's ``out`` pair, checked here once and remembered (the kernels trust
+        their types)."""
+        if out is not self._out:
+            self._out = _checked_out(out, self._obs_size)
+            self._out_index = _FUSED_INDEX[out[1].dtype]  # an index, not the kernels: a game stays picklable
+        return _FUSED_BY_INDEX[self._out_index]
 
     def explain_illegal(self, action: int | str) -> str:
         """Why ``action`` is not legal now, in one line (or that it is legal)."""
@@ -270,8 +276,15 @@ class SplendorGame(TurnBased):
         """``step_vs_random`` and then ``seat``'s observation and legal mask, in one compiled call; None (nothing
         played) when ``action`` is illegal. ``dtype`` and ``out`` as for ``step_observe``."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        out, kernels = self._outputs(dtype, out)
-        return out if kernels[1].call(self.state, a, int(seat), self._cards, self._nobles, self._mask, out[0], out[1]) \
+        if out is None:  # in line, as in step_observe: the Gymnasium env's every step
+            try:
+                mask_dtype, _, kernel = _FUSED[dtype]
+            except (KeyError, TypeError):
+                raise _bad_dtype(dtype) from None
+            out = (_empty(self._obs_size, _FLOAT32), _empty(NUM_ACTIONS, mask_dtype))
+        else:
+            kernel = self._checked(out)[2]
+        return out if kernel.call(self.state, a, int(seat), self._cards, self._nobles, self._mask, out[0], out[1]) \
             else None
 
     # --- state -------------------------------------------------------------------------
