@@ -8,6 +8,7 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
 
 import tabletop_rl  # noqa: F401  (registers the env)
@@ -103,6 +104,27 @@ def test_callable_opponent_moves_for_the_other_seats_and_its_moves_are_played():
     for move in moves:
         replay.step(move)
     assert replay == env.game
+
+
+def test_np_random_is_gymnasiums_generator_of_the_reset_seed():
+    # np_random is made from the seed when first read, not at reset: it must be the very generator Gymnasium
+    # would have made, for every way it is read, and a seed of any integer type is taken
+    env = SplendorGymEnv()
+    env.reset(seed=np.int64(9))
+    assert env.np_random_seed == 9
+    assert env.np_random.integers(1 << 62) == seeding.np_random(9)[0].integers(1 << 62)
+    env.reset()  # no seed: the generator goes on
+    assert env.unwrapped._np_random.integers(1 << 62) == _draws(9, 2)[1]
+    env.reset(seed=9)
+    env.np_random = np.random.default_rng(1)  # set by the caller: kept, the pending seed dropped
+    assert env.np_random.integers(1 << 62) == np.random.default_rng(1).integers(1 << 62)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        env.reset(seed=-1)
+
+
+def _draws(seed: int, n: int) -> list[int]:
+    rng = seeding.np_random(seed)[0]
+    return [int(rng.integers(1 << 62)) for _ in range(n)]
 
 
 def test_policy_objects_are_reset_and_asked_to_act():

@@ -20,11 +20,13 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.utils import seeding
 
 import tabletop_rl.agents as agents
 from tabletop_rl.core.game import IllegalActionError, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
+    MASK_DTYPE,
     Episodes,
     check_choice,
     check_seat,
@@ -107,6 +109,22 @@ class TabletopGymEnv(gym.Env):
         self.seat = 0
         self._done = True
 
+    # Gymnasium's reset(seed=s) makes np_random from s at once: 8 us, a fifth of a game against random. Here it is
+    # made from s when first read (the policy opponents' seeds, a caller, the env checker), the same generator.
+    _rng: np.random.Generator | None = None
+    _pending_seed: int | None = None
+
+    @property
+    def _np_random(self) -> np.random.Generator | None:
+        if self._pending_seed is not None:
+            self._rng, self._np_random_seed = seeding.np_random(self._pending_seed)
+            self._pending_seed = None
+        return self._rng
+
+    @_np_random.setter
+    def _np_random(self, value: np.random.Generator | None) -> None:
+        self._rng, self._pending_seed = value, None
+
     def _make_policies(self, game: str, opponent: Any) -> list[Any]:
         if self._random_opponent:
             return []
@@ -119,9 +137,10 @@ class TabletopGymEnv(gym.Env):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal a game (or load ``options["position"]``) and play the opponents up to the learner's turn."""
-        super().reset(seed=seed)
         self._done = True  # until this reset has succeeded
-        self.game = self._episodes.deal(seed, self.game, options)
+        self.game = self._episodes.deal(seed, self.game, options)  # checks the seed
+        if seed is not None:  # np_random is made from it when first read (_np_random)
+            self._np_random_seed = self._pending_seed = int(seed)
         # the seat comes first from the game's own stream, as in the vector env, so both deal alike
         self.seat = self.game.random_below(self.num_seats) if self.seat_option == "random" else int(self.seat_option)
         for policy in {id(p): p for p in self._policies}.values():
@@ -134,32 +153,32 @@ class TabletopGymEnv(gym.Env):
         self._done = False
         if self.render_mode == "human":
             self.render()
-        return self.game.observe(self.seat), {"action_mask": self.game.seat_mask(self.seat, np.int8)}
+        return self.game.observe(self.seat), {"action_mask": self.game.seat_mask(self.seat, MASK_DTYPE)}
 
     def step(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner's move (id, numpy integer or name), then the opponents' moves."""
         if self._done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
-        game, seat = self.game, self.seat
-        if self._scale is not None:
+        game, seat, scale = self.game, self.seat, self._scale
+        if scale is not None:
             player = game.player_of(seat)
             before = game.scores[player]
-        seen = game.step_vs_random_observe(action, seat, np.int8) if self._random_opponent \
+        seen = game.step_vs_random_observe(action, seat, MASK_DTYPE) if self._random_opponent \
             else self._step_learner(action)
         if seen is None:
             return self._illegal(action)
-        obs, mask = seen
-        reward = 0.0 if self._scale is None else (game.scores[player] - before) / self._scale
-        info: dict[str, Any] = {"action_mask": mask}
-        over = truncated = game.is_over
-        if over:
+        reward = 0.0 if scale is None else (game.scores[player] - before) / scale
+        info: dict[str, Any] = {"action_mask": seen[1]}
+        terminated = truncated = False
+        if game.is_over:
             truncated = game.is_truncated
+            terminated = not truncated
             reward += game.end_rewards(self.reward_mode)[seat]
             info.update(scores=game.scores, winners=game.winners)
             self._done = True
         if self.render_mode == "human":
             self.render()
-        return obs, reward, over and not truncated, truncated, info
+        return seen[0], reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal moves now, as ``bool`` (what sb3-contrib's MaskablePPO asks for)."""
@@ -180,14 +199,14 @@ class TabletopGymEnv(gym.Env):
         except IllegalActionError:
             return None
         self._play_opponents()
-        return self.game.observe(self.seat), self.game.seat_mask(self.seat, np.int8)
+        return self.game.observe(self.seat), self.game.seat_mask(self.seat, MASK_DTYPE)
 
     def _illegal(self, action: int | str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.illegal == "raise":
             self.game.step(action)  # raises the game's own IllegalActionError, with the reason
         self._done = True
         return (self.game.observe(self.seat), _ILLEGAL_PENALTY, True, False,
-                {"action_mask": self.game.seat_mask(self.seat, np.int8), "illegal_action": action})
+                {"action_mask": self.game.seat_mask(self.seat, MASK_DTYPE), "illegal_action": action})
 
     def _play_opponents(self) -> None:
         """The other seats play until the learner is to act or the game ends (the loop every game shares)."""
