@@ -9,7 +9,9 @@ from functools import partial
 
 import numpy as np
 import pytest
+from pettingzoo import AECEnv
 from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.utils import wrappers
 
 from positions import cost, points, position
 from tabletop_rl.envs.aec import TabletopAEC, splendor_env
@@ -286,6 +288,45 @@ def test_wrapped_env_ends_the_game_with_minus_one_for_an_illegal_move():
     env.step(move_id("pass"))
     assert all(env.terminations.values())
     assert env.rewards == {"player_0": -1.0, "player_1": 0}
+
+
+def pettingzoo_classic(num_players: int) -> AECEnv:
+    """The env in PettingZoo's own classic wrappers, as ``splendor_env`` wrapped it before its faster reads."""
+    env = wrappers.TerminateIllegalWrapper(TabletopAEC("splendor", num_players), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
+def _before_reset(env: AECEnv) -> list[str]:
+    seen = []
+    for name in ("agents", "rewards", "agent_selection", "_cumulative_rewards", "num_agents"):
+        try:
+            seen.append(repr(getattr(env, name)))
+        except AttributeError as e:
+            seen.append(str(e))
+    return seen
+
+
+def _trace(env: AECEnv, illegal_at: int | None) -> list:
+    """Everything a player of ``env`` reads, each turn, through a game with an illegal move at turn ``illegal_at``."""
+    env.reset(seed=3)
+    seen: list = [str(env)]
+    for turn, agent in enumerate(env.agent_iter(400)):
+        obs, reward, terminated, truncated, info = env.last()
+        seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, terminated,
+                     truncated, info, dict(env.rewards), dict(env.terminations), dict(env.truncations), env.agents[:]))
+        if terminated or truncated:
+            env.step(None)
+        else:
+            env.step(move_id("pass") if turn == illegal_at else int(np.flatnonzero(obs["action_mask"])[-1]))
+    return seen + [env.agents]
+
+
+@pytest.mark.parametrize("illegal_at", [None, 0, 7])
+def test_the_wrapped_env_reads_as_pettingzoos_own_wrappers(illegal_at: int | None) -> None:
+    ours, theirs = splendor_env(2), pettingzoo_classic(2)
+    assert isinstance(ours, wrappers.OrderEnforcingWrapper) and isinstance(ours.env, wrappers.AssertOutOfBoundsWrapper)
+    assert _before_reset(ours) == _before_reset(theirs)
+    assert _trace(ours, illegal_at) == _trace(theirs, illegal_at)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

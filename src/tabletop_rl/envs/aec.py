@@ -20,6 +20,7 @@ difference / (162 x deals) at the end). The older names ``sparse``, ``dense`` an
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from pettingzoo.utils import wrappers
 from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
+    MASK_DTYPE,
     Episodes,
     check_choice,
     check_viewer,
@@ -102,7 +104,7 @@ class TabletopAEC(AECEnv):
         if ready is not None and ready[0] == seat:
             self._ready = None  # handed out once, so every call still gets fresh arrays
             return {"observation": ready[1], "action_mask": ready[2]}
-        return {"observation": self.game.observe(seat), "action_mask": self.game.seat_mask(seat, np.int8)}
+        return {"observation": self.game.observe(seat), "action_mask": self.game.seat_mask(seat, MASK_DTYPE)}
 
     def step(self, action: int | str) -> None:
         """Play ``action`` (id, numpy integer or name) for ``agent_selection``; ``None`` once it is done."""
@@ -114,13 +116,13 @@ class TabletopAEC(AECEnv):
         if self._scale is not None:
             player = game.player_of(self._seat[agent])
             before = game.scores[player]
-            ready = game.step_observe(action, np.int8)
+            ready = game.step_observe(action, MASK_DTYPE)
             self._clear_rewards()
             self._cumulative_rewards[agent] = 0.0
             self.rewards[agent] = (game.scores[player] - before) / self._scale
             self._accumulate_rewards()
         else:
-            ready = game.step_observe(action, np.int8)
+            ready = game.step_observe(action, MASK_DTYPE)
         # the game wrote the next seat's observation in the same call as the move; last() hands it out
         seat = game.current_player
         self._ready = (seat, *ready)
@@ -155,11 +157,57 @@ class TabletopAEC(AECEnv):
         return str(self.metadata["name"])
 
 
+def _base_field(name: str) -> property:
+    """``name`` read from the base env in one C-level step (``attrgetter``), written to it."""
+    def write(self: Any, value: Any) -> None:
+        setattr(self.env.unwrapped, name, value)
+
+    return property(attrgetter(f"_base.{name}"), write)
+
+
+class _BaseFields:
+    """The per-step fields read from the base env (``_base``) directly: a mixin for PettingZoo's wrappers.
+
+    The base env holds these fields, and every wrapper reads them each step. A PettingZoo wrapper finds each one by
+    asking the wrapper below it (``__getattr__``), level by level: most of a wrapped step's time."""
+
+    agents = _base_field("agents")
+    agent_selection = _base_field("agent_selection")
+    rewards = _base_field("rewards")
+    _cumulative_rewards = _base_field("_cumulative_rewards")
+    terminations = _base_field("terminations")
+    truncations = _base_field("truncations")
+    infos = _base_field("infos")
+
+
+class _TerminateIllegal(_BaseFields, wrappers.TerminateIllegalWrapper):
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._base = env.unwrapped
+
+
+class _AssertInBounds(_BaseFields, wrappers.AssertOutOfBoundsWrapper):
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._base = env.unwrapped
+
+
+class _OrderEnforcing(_BaseFields, wrappers.OrderEnforcingWrapper):
+    """It refuses the per-step fields before ``reset``, so it learns its base env there: until then a read fails
+    over to PettingZoo's ``__getattr__``, which says so."""
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._base = self.env.unwrapped
+        super().reset(seed=seed, options=options)
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's names its env
+
+
 def _classic(env: AECEnv) -> AECEnv:
-    """``env`` in PettingZoo's classic wrappers: an illegal move ends the game with -1 for the mover."""
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    """``env`` in PettingZoo's classic wrappers (subclasses that read the base env's per-step fields directly,
+    with the same checks, messages and order): an illegal move ends the game with -1 for the mover."""
+    return _OrderEnforcing(_AssertInBounds(_TerminateIllegal(env, -1)))
 
 
 def splendor_env(num_players: int = 2, render_mode: str | None = None, max_plies: int | None = DEFAULT_MAX_PLIES,
