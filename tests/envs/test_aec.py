@@ -9,6 +9,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils import wrappers
@@ -327,6 +328,14 @@ def test_the_wrapped_env_reads_as_pettingzoos_own_wrappers(illegal_at: int | Non
     assert isinstance(ours, wrappers.OrderEnforcingWrapper) and isinstance(ours.env, wrappers.AssertOutOfBoundsWrapper)
     assert _before_reset(ours) == _before_reset(theirs)
     assert _trace(ours, illegal_at) == _trace(theirs, illegal_at)
+
+
+@pytest.mark.parametrize("value", [0, 71, 72, -1, 1 << 40, np.int64(3), np.int8(-2), np.array(4), np.array([4]), 3.0,
+                                   True, "3", None])
+def test_the_action_space_answers_as_gymnasiums_discrete(value: object) -> None:
+    ours = raw_env(2).action_space("player_0")
+    assert ours == spaces.Discrete(72) and repr(ours) == "Discrete(72)"
+    assert ours.contains(value) is spaces.Discrete(72).contains(value)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

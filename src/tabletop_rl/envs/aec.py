@@ -46,6 +46,17 @@ __all__ = ["TabletopAEC", "klaverjas_env", "splendor_env"]
 
 
 
+class _Actions(spaces.Discrete):
+    """``Discrete(n)`` that answers an in-range ``int`` at once: PettingZoo's ``AssertOutOfBoundsWrapper`` asks on
+    every step, and Gymnasium's ``contains`` converts it to a numpy integer first (a tenth of a wrapped step).
+    Every other value gets Gymnasium's answer."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int and self.start == 0 and 0 <= x < self.n:
+            return True
+        return super().contains(x)
+
+
 class TabletopAEC(AECEnv):
     """The AEC env of any turn-based game (``game``: ``"splendor"``, ``"klaverjas"``) that raises on misuse.
 
@@ -76,7 +87,7 @@ class TabletopAEC(AECEnv):
                              "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8)})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces: dict[str, spaces.Discrete] = {
-            agent: spaces.Discrete(self.rules.num_actions) for agent in self.possible_agents}
+            agent: _Actions(self.rules.num_actions) for agent in self.possible_agents}
         self.game: Any = None
         self._ready: tuple[int, np.ndarray, np.ndarray] | None = None  # (seat, observation, mask) of step's call
 
