@@ -1,7 +1,8 @@
 """PettingZoo AEC envs for the turn-based games: one env class (``TabletopAEC``) over the game contract.
 
 ``splendor_env()`` and ``klaverjas_env()`` are that env in PettingZoo's classic wrappers (an illegal move ends
-the game with -1 for the mover); ``TabletopAEC`` itself raises ``IllegalActionError`` and changes nothing.
+the game with -1 for the mover; subclasses of PettingZoo's that read the base env's per-step fields directly,
+docs/observations.md); ``TabletopAEC`` itself raises ``IllegalActionError`` and changes nothing.
 Agents are ``player_0 .. player_{n-1}``, one per seat; each observation is ``{"observation": float32[...],
 "action_mask": int8[num_actions]}`` from the observer's own seat, all-zero masks for seats not to act.
 Sub-steps (Splendor's token returns and noble choice, Klaverjas's bidding) are further steps of the agent
