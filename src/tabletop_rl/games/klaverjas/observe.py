@@ -7,10 +7,11 @@ Only the seat's own hand and the public record go in: the other hands never do.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from tabletop_rl.games.klaverjas import rules as R
 
-__all__ = ["OBS_PARTS", "OBS_SIZE", "end_rewards", "observe"]
+__all__ = ["OBS_PARTS", "OBS_SIZE", "encode_into", "end_rewards", "observe"]
 
 #: Observation parts in order: (name, size). Seats are relative to the observer.
 OBS_PARTS = (
@@ -36,9 +37,62 @@ OBS_SIZE = sum(size for _, size in OBS_PARTS)
 _OFFSETS = dict(zip((name for name, _ in OBS_PARTS), np.cumsum([0] + [size for _, size in OBS_PARTS])))
 
 
-def _one_hot(obs: np.ndarray, part: str, index: int) -> None:
+# Where each part starts (the layout's offsets, as constants the compiled encoder folds in).
+(_HAND, _TRICK, _PLAYED, _TRUMP, _PROPOSED, _MAKER, _LEADER, _PHASE, _FOREHAND, _DEAL_POINTS, _MATCH, _AMSTERDAM,
+ _PASSES, _MULTIPLIER, _DECLARED_STUK, _KNOBS, _QUARTETS) = (int(x) for x in _OFFSETS.values())
+
+
+@njit(cache=True, inline="always")
+def _one_hot(out, at, index):
     if index >= 0:
-        obs[_OFFSETS[part] + index] = 1.0
+        out[at + index] = 1.0
+
+
+@njit(cache=True)
+def encode_into(state, seat, out):
+    """Write ``seat``'s observation of ``state`` into ``out`` (``float32[OBS_SIZE]``, zero-filled here)."""
+    out[:] = 0.0
+    hand = state[R.HAND + seat]
+    for c in range(32):
+        out[_HAND + c] = (hand >> c) & 1
+    t = state[R.TRICK_NO]
+    for trick in range(t + 1):  # the earlier tricks of the deal, then the one in progress
+        leader = state[R.LEADER + trick]
+        at = _TRICK if trick == t else _PLAYED
+        for k in range(4):
+            card = state[R.TRICK + 4 * trick + k]
+            if card >= 0 and leader >= 0:
+                out[at + 32 * ((leader + k - seat) % 4) + card] = 1.0
+    _one_hot(out, _TRUMP, state[R.TRUMP])
+    _one_hot(out, _PROPOSED, state[R.PROPOSED])
+    if state[R.MAKER] >= 0:
+        out[_MAKER + (state[R.MAKER] - seat) % 4] = 1.0
+    if state[R.LEADER + t] >= 0:
+        out[_LEADER + (state[R.LEADER + t] - seat) % 4] = 1.0
+    _one_hot(out, _PHASE, state[R.PHASE])
+    out[_FOREHAND + (state[R.FOREHAND] - seat) % 4] = 1.0
+    us = R.team_of(seat)
+    them = 1 - us
+    out[_DEAL_POINTS] = state[R.CARD_POINTS + us] / 162
+    out[_DEAL_POINTS + 1] = state[R.CARD_POINTS + them] / 162
+    out[_DEAL_POINTS + 2] = state[R.ROEM + us] / 200
+    out[_DEAL_POINTS + 3] = state[R.ROEM + them] / 200
+    out[_MATCH] = state[R.MATCH_SCORE + us] / 1000
+    out[_MATCH + 1] = state[R.MATCH_SCORE + them] / 1000
+    out[_MATCH + 2] = _match_left(state)
+    out[_AMSTERDAM] = state[R.RULES] == R.AMSTERDAM
+    out[_PASSES] = min(state[R.PASSES], 4) / 4
+    multiplier = state[R.MULTIPLIER]  # kraken: x1, x2 (kraak), x4 (rekraak)
+    _one_hot(out, _MULTIPLIER, 0 if multiplier == 1 else 1 if multiplier == 2 else 2 if multiplier == 4 else -1)
+    declared = state[R.DECLARED_STUK]
+    if declared >= 0:
+        out[_DECLARED_STUK + (declared != us)] = 1.0
+    out[_KNOBS] = state[R.KRAKEN] != 0
+    out[_KNOBS + 1] = state[R.TARGET] > 0
+    out[_KNOBS + 2] = state[R.STUK_MODE] == R.STUK_DECLARED
+    out[_KNOBS + 3] = state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED
+    for r in range(8):
+        out[_QUARTETS + r] = state[R.QUARTETS + r] / 200
 
 
 def observe(state: np.ndarray, seat: int) -> np.ndarray:
@@ -48,54 +102,24 @@ def observe(state: np.ndarray, seat: int) -> np.ndarray:
     >>> int(o[:32].sum()), o.dtype
     (8, dtype('float32'))
     """
-    obs = np.zeros(OBS_SIZE, np.float32)
-    obs[:32] = [(int(state[R.HAND + seat]) >> c) & 1 for c in range(32)]
-    rel = lambda s: (int(s) - seat) % 4  # noqa: E731  (seat numbering from the observer)
-    t = int(state[R.TRICK_NO])
-    for trick in range(t + 1):
-        leader = int(state[R.LEADER + trick])
-        part = "trick" if trick == t else "played"
-        for k in range(4):
-            card = int(state[R.TRICK + 4 * trick + k])
-            if card >= 0 and leader >= 0:
-                obs[_OFFSETS[part] + 32 * rel(leader + k) + card] = 1.0
-    _one_hot(obs, "trump", int(state[R.TRUMP]))
-    _one_hot(obs, "proposed", int(state[R.PROPOSED]))
-    _one_hot(obs, "maker", rel(state[R.MAKER]) if state[R.MAKER] >= 0 else -1)
-    _one_hot(obs, "leader", rel(state[R.LEADER + t]) if state[R.LEADER + t] >= 0 else -1)
-    _one_hot(obs, "phase", int(state[R.PHASE]))
-    _one_hot(obs, "forehand", rel(state[R.FOREHAND]))
-    us, them = R.team_of(seat), 1 - R.team_of(seat)
-    o = _OFFSETS["deal_points"]
-    obs[o:o + 4] = [state[R.CARD_POINTS + us] / 162, state[R.CARD_POINTS + them] / 162,
-                    state[R.ROEM + us] / 200, state[R.ROEM + them] / 200]
-    o = _OFFSETS["match"]
-    obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000, _match_left(state)]
-    obs[_OFFSETS["amsterdam"]] = float(state[R.RULES] == R.AMSTERDAM)
-    obs[_OFFSETS["passes"]] = min(int(state[R.PASSES]), 4) / 4
-    _one_hot(obs, "multiplier", {1: 0, 2: 1, 4: 2}.get(int(state[R.MULTIPLIER]), -1))
-    declared = int(state[R.DECLARED_STUK])
-    _one_hot(obs, "declared_stuk", -1 if declared < 0 else int(declared != us))
-    o = _OFFSETS["knobs"]
-    obs[o:o + 4] = [state[R.KRAKEN] != 0, state[R.TARGET] > 0, state[R.STUK_MODE] == R.STUK_DECLARED,
-                    state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED]
-    o = _OFFSETS["quartets"]
-    obs[o:o + 8] = state[R.QUARTETS:R.QUARTETS + 8] / 200
-    return obs
+    out = np.empty(OBS_SIZE, np.float32)
+    encode_into(state, int(seat), out)
+    return out
 
 
-def _match_left(state: np.ndarray) -> float:
+@njit(cache=True)
+def _match_left(state):
     """The fraction of the match still to play: deals left / deals, or for a target match the leading
     team's distance to the target / target.
 
     >>> _match_left(R.new_state(deals=4)), _match_left(R.new_state(target=1500))
     (1.0, 1.0)
     """
-    target = int(state[R.TARGET])
+    target = state[R.TARGET]
     if target:
-        return max(0, target - int(state[R.MATCH_SCORE:R.MATCH_SCORE + 2].max())) / target
-    deals = int(state[R.NUM_DEALS_AT])
-    return (deals - int(state[R.DEAL_NO])) / deals
+        return max(0, target - max(state[R.MATCH_SCORE], state[R.MATCH_SCORE + 1])) / target
+    deals = state[R.NUM_DEALS_AT]
+    return (deals - state[R.DEAL_NO]) / deals
 
 
 def end_rewards(state: np.ndarray, mode: str = "win") -> list[float]:
