@@ -340,6 +340,7 @@ def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tm
 
 
 # --- issue 15, items 13, 14, 15 and 21: the arena ------------------------------------------------------------
+@pytest.mark.slow  # a cold numba compile in a subprocess: 15-25 s on 2 cores
 def test_a_cold_first_run_says_it_compiles_and_keeps_compiling_out_of_the_timings(tmp_path):
     env = {**ENV, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # a first run: numba's cache is empty
     args = ["arena", "splendor", "--players", "random,greedy", "--games", "2", "--jobs", "2"]

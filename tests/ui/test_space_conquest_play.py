@@ -206,6 +206,7 @@ def test_hot_seat_on_a_terminal_clears_the_screen_and_the_scrollback(tmp_path):
     assert out.count("\x1b[H\x1b[2J\x1b[3J") >= 3 and "screen cleared" not in out
 
 
+@pytest.mark.slow  # a cold numba compile in a subprocess: 15-25 s on 2 cores
 def test_the_first_run_says_it_is_compiling_before_any_silence(tmp_path):
     """A fresh numba cache makes the first run compile (about 10 s): the notice comes before the first view
     and prompt; the next run, with the cache filled, has nothing to say."""
