@@ -75,7 +75,7 @@ _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
 #: as ``legal_mask``) and int8 (index 1, what the envs hand out), each with its mask's dtype (an instance, which
 #: ``np.empty`` takes faster than a type), found by type or dtype (a lookup, not a conversion).
-_FUSED_BY_INDEX = tuple((dtype, (Direct(step_observe), Direct(step_vs_random_observe))) for dtype in _MASK_DTYPES)
+_FUSED_BY_INDEX = tuple((dtype, Direct(step_observe), Direct(step_vs_random_observe)) for dtype in _MASK_DTYPES)
 _FUSED_INDEX = {bool: 0, np.bool_: 0, np.dtype(np.bool_): 0, np.int8: 1, np.dtype(np.int8): 1}
 _FUSED = {key: _FUSED_BY_INDEX[index] for key, index in _FUSED_INDEX.items()}
 _empty = np.empty
@@ -179,24 +179,21 @@ class SplendorGame(TurnBased):
         ((312,), dtype('bool'), True, 1)
         """
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        out, kernel = self._outputs(dtype, out, 0)
+        # The fresh-array path is written in line here and in step_vs_random_observe: a shared helper costs
+        # 90 ns a step (6% of this method), measured; this runs on every step of the AEC and Gymnasium envs.
+        if out is None:
+            try:
+                mask_dtype, kernel, _ = _FUSED[dtype]
+            except (KeyError, TypeError):
+                raise _bad_dtype(dtype) from None
+            out = (_empty(self._obs_size, _FLOAT32), _empty(NUM_ACTIONS, mask_dtype))
+        else:
+            kernel = self._checked(out)[1]
         if not kernel.call(self.state, a, self._cards, self._nobles, self._mask, out[0], out[1]):
             raise IllegalActionError(self.explain_illegal(a), game=self.name, seat=self.current_player)
         return out
 
-    def _outputs(self, dtype: Any, out: tuple[np.ndarray, np.ndarray] | None, fused: int
-                 ) -> tuple[tuple[np.ndarray, np.ndarray], Direct]:
-        """The ``(observation, mask)`` pair a fused step writes (fresh arrays of ``dtype`` when ``out`` is None)
-        and its kernel (``fused``: 0 ``step_observe``, 1 ``step_vs_random_observe``) for the mask's type."""
-        if out is None:
-            try:
-                entry = _FUSED[dtype]
-            except (KeyError, TypeError):
-                raise _bad_dtype(dtype) from None
-            return (_empty(self._obs_size, _FLOAT32), _empty(NUM_ACTIONS, entry[0])), entry[1][fused]
-        return out, self._checked(out)[1][fused]
-
-    def _checked(self, out: Any) -> tuple[np.dtype, tuple[Direct, Direct]]:
+    def _checked(self, out: Any) -> tuple[np.dtype, Direct, Direct]:
         """The fused kernels for the caller's ``out`` pair, checked here once and remembered (the kernels trust
         their types)."""
         if out is not self._out:
@@ -281,7 +278,14 @@ class SplendorGame(TurnBased):
         """``step_vs_random`` and then ``seat``'s observation and legal mask, in one compiled call; None (nothing
         played) when ``action`` is illegal. ``dtype`` and ``out`` as for ``step_observe``."""
         a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action(action)
-        out, kernel = self._outputs(dtype, out, 1)
+        if out is None:  # in line, as in step_observe (why: there)
+            try:
+                mask_dtype, _, kernel = _FUSED[dtype]
+            except (KeyError, TypeError):
+                raise _bad_dtype(dtype) from None
+            out = (_empty(self._obs_size, _FLOAT32), _empty(NUM_ACTIONS, mask_dtype))
+        else:
+            kernel = self._checked(out)[2]
         return out if kernel.call(self.state, a, int(seat), self._cards, self._nobles, self._mask, out[0], out[1]) \
             else None
 
