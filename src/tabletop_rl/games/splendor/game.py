@@ -70,6 +70,7 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
 # plain ints (seats are made int first, as the entry is resolved for the types of its first call).
 _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
 _STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_random_until)
+_RESET, _LEGAL_MASK = Direct(R.reset_state), Direct(R.legal_mask)  # a new game: every env reset
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
@@ -120,7 +121,7 @@ class SplendorGame(TurnBased):
         if isinstance(num_players, bool) or num_players not in (2, 3, 4):
             raise ValueError(f"num_players must be 2, 3 or 4, got {quote(num_players)}")
         state = np.zeros(R.STATE_SIZE, R.STATE_DTYPE)
-        R.reset_state(state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
+        _RESET.call(state, _seed_int(seed), int(num_players), check_max_plies(max_plies))
         self._attach(state)
 
     @classmethod
@@ -148,7 +149,7 @@ class SplendorGame(TurnBased):
         self._refresh()
 
     def _refresh(self) -> None:
-        R.legal_mask(self.state, self._cards, self._nobles, self._mask)
+        _LEGAL_MASK.call(self.state, self._cards, self._nobles, self._mask)
 
     # --- moves -------------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:

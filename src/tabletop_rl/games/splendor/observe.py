@@ -54,6 +54,7 @@ def observation_layout(num_players: int = 2) -> dict[str, slice]:
     return layout
 
 
+@cache
 def observation_size(num_players: int = 2) -> int:
     return list(observation_layout(num_players).values())[-1].stop
 
