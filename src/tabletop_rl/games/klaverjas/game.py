@@ -23,10 +23,21 @@ from tabletop_rl.core.game import IllegalActionError, TurnBased, as_index, dense
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
-from tabletop_rl.games.klaverjas.observe import OBS_SIZE, end_rewards, observe
+from tabletop_rl.games.klaverjas.observe import OBS_SIZE, end_rewards, observe, step_observe, step_vs_random_observe
 from tabletop_rl.games.klaverjas.render import render_text, viewer_seat
 
 __all__ = ["KlaverjasGame"]
+
+_FUSED_MASKS = {bool: np.dtype(np.bool_), np.bool_: np.dtype(np.bool_), np.dtype(np.bool_): np.dtype(np.bool_),
+                np.int8: np.dtype(np.int8), np.dtype(np.int8): np.dtype(np.int8)}
+
+
+def _fused_mask(dtype: Any) -> np.dtype | None:
+    """The mask type a fused step writes for ``dtype`` (bool or int8), or None: the contract's default then."""
+    try:
+        return _FUSED_MASKS.get(dtype)
+    except TypeError:  # unhashable: not a mask type the fused steps know
+        return None
 
 
 class KlaverjasGame(TurnBased):
@@ -82,9 +93,46 @@ class KlaverjasGame(TurnBased):
 
     def step(self, action: int | str) -> None:
         """Play ``action`` (id or name) for the seat to act; ``IllegalActionError`` leaves the match as it was."""
-        action = self.move_id(action) if isinstance(action, str) else as_index(action)
-        if not 0 <= action < R.NUM_ACTIONS or not R.checked_step(self.state, action, self.legal_mask()):
-            raise IllegalActionError(self.explain_illegal(action), game=self.name, seat=self.current_player)
+        a = self._action(action)
+        if not R.checked_step(self.state, a, self.legal_mask()):
+            raise self._illegal(a)
+
+    def _action(self, action: int | str) -> int:
+        """``action`` as an id in range; ``IllegalActionError`` (out of range) or ``ValueError`` (not an action)."""
+        a = self.move_id(action) if isinstance(action, str) else as_index(action)
+        if not 0 <= a < R.NUM_ACTIONS:
+            raise self._illegal(a)
+        return a
+
+    def _illegal(self, action: int) -> IllegalActionError:
+        return IllegalActionError(self.explain_illegal(action), game=self.name, seat=self.current_player)
+
+    # the fused steps (one compiled call for the move and what the envs read after it), for bool and int8 masks;
+    # any other mask type takes the contract's default
+    def step_observe(self, action: int | str, dtype: Any = np.bool_) -> tuple[np.ndarray, np.ndarray]:
+        mask_dtype = _fused_mask(dtype)
+        if mask_dtype is None:
+            return super().step_observe(action, dtype)
+        a = self._action(action)
+        obs, seat_mask = np.empty(OBS_SIZE, np.float32), np.empty(R.NUM_ACTIONS, mask_dtype)
+        if not step_observe(self.state, a, obs, seat_mask):
+            raise self._illegal(a)
+        return obs, seat_mask
+
+    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_
+                               ) -> tuple[np.ndarray, np.ndarray] | None:
+        mask_dtype = _fused_mask(dtype)
+        if mask_dtype is None:
+            return super().step_vs_random_observe(action, seat, dtype)
+        try:
+            a = self._action(action)
+        except IllegalActionError:
+            return None
+        obs, seat_mask = np.empty(OBS_SIZE, np.float32), np.empty(R.NUM_ACTIONS, mask_dtype)
+        return (obs, seat_mask) if step_vs_random_observe(self.state, a, int(seat), obs, seat_mask) else None
+
+    def play_random_until(self, seat: int) -> None:
+        R.play_random_until(self.state, int(seat), np.empty(R.NUM_ACTIONS, np.bool_))
 
     def explain_illegal(self, action: int) -> str:
         legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask())]

@@ -11,7 +11,8 @@ from numba import njit
 
 from tabletop_rl.games.klaverjas import rules as R
 
-__all__ = ["OBS_PARTS", "OBS_SIZE", "encode_into", "end_rewards", "observe"]
+__all__ = ["OBS_PARTS", "OBS_SIZE", "encode_into", "end_rewards", "observe", "step_observe",
+           "step_vs_random_observe"]
 
 #: Observation parts in order: (name, size). Seats are relative to the observer.
 OBS_PARTS = (
@@ -93,6 +94,41 @@ def encode_into(state, seat, out):
     out[_KNOBS + 3] = state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED
     for r in range(8):
         out[_QUARTETS + r] = state[R.QUARTETS + r] / 200
+
+
+@njit(cache=True, inline="always")
+def _seat_view(state, seat, mask, obs, seat_mask):
+    """``seat``'s observation into ``obs`` and its legal moves (``mask``, the seat to act's, if it is to act, else
+    none) into ``seat_mask``."""
+    encode_into(state, seat, obs)
+    to_act = state[R.CURRENT] == seat
+    for a in range(R.NUM_ACTIONS):
+        seat_mask[a] = to_act and mask[a]
+
+
+@njit(cache=True)
+def step_observe(state, action, obs, seat_mask):
+    """One compiled call for a Python-facing step: ``action`` checked and played, then the observation and legal
+    moves of the seat to act next. False, with nothing changed or written, when ``action`` is illegal."""
+    mask = np.empty(R.NUM_ACTIONS, np.bool_)
+    R.legal_mask(state, mask)
+    if not R.checked_step(state, action, mask):
+        return False
+    _seat_view(state, state[R.CURRENT], mask, obs, seat_mask)
+    return True
+
+
+@njit(cache=True)
+def step_vs_random_observe(state, action, seat, obs, seat_mask):
+    """``step_observe`` against random opponents: ``action``, then random moves for the other seats until ``seat``
+    is to act or the match ends (``rules.play_random_until``), then ``seat``'s observation and legal moves."""
+    mask = np.empty(R.NUM_ACTIONS, np.bool_)
+    R.legal_mask(state, mask)
+    if not R.checked_step(state, action, mask):
+        return False
+    R.play_random_until(state, seat, mask)
+    _seat_view(state, seat, mask, obs, seat_mask)
+    return True
 
 
 def observe(state: np.ndarray, seat: int) -> np.ndarray:

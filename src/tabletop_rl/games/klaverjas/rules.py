@@ -641,6 +641,17 @@ def play_random(state):
     return steps
 
 
+@njit(cache=True)
+def play_random_until(state, seat, mask):
+    """Uniformly random legal moves (the match's RNG) for every seat but ``seat`` until ``seat`` is to act or the
+    match ends; ``mask`` is left as the legal mask of the seat to act. The draws are ``play_random``'s: the k-th
+    legal move in id order, k from ``random_below``, so a match plays as the contract's Python default plays it."""
+    count = legal_mask(state, mask)
+    while state[PHASE] != OVER and state[CURRENT] != seat:
+        apply_action(state, pick_legal(mask, random_below(state, count)))
+        count = legal_mask(state, mask)
+
+
 # --- batch API -----------------------------------------------------------------------------
 def new_states(batch: int, **options) -> np.ndarray:
     """A batch ``int64[batch, STATE_SIZE]`` holding ``options`` (those of ``new_state``), to deal with
