@@ -1,4 +1,5 @@
-"""Random legal play through every Splendor interface, with PettingZoo's connect_four_v3 as the yardstick.
+"""Random legal play through every Splendor interface, and Klaverjas's, with PettingZoo's connect_four_v3 as the
+yardstick.
 
     python benchmarks/bench_envs.py --seconds 3
 
@@ -24,13 +25,18 @@ def main() -> None:
 
     from pettingzoo.classic import connect_four_v3
 
-    from tabletop_rl.envs.aec import TabletopAEC, splendor_env
+    from tabletop_rl.envs.aec import TabletopAEC, klaverjas_env, splendor_env
+    from tabletop_rl.envs.gym import KlaverjasGymEnv
 
     rows = [
         ("PettingZoo connect_four_v3 (AEC, wrapped)", aec_steps_per_second(connect_four_v3.env(), args.seconds)),
         ("Splendor splendor_env() (AEC, wrapped)", aec_steps_per_second(splendor_env(), args.seconds)),
         ("Splendor TabletopAEC (unwrapped AEC)", aec_steps_per_second(TabletopAEC("splendor"), args.seconds)),
         ("Splendor Gymnasium env vs random", gym_steps_per_second(args.seconds)),
+        ("Klaverjas klaverjas_env() (AEC, wrapped)", aec_steps_per_second(klaverjas_env(), args.seconds)),
+        ("Klaverjas TabletopAEC (unwrapped AEC)", aec_steps_per_second(TabletopAEC("klaverjas"), args.seconds)),
+        ("Klaverjas Gymnasium env vs random",
+         gym_steps_per_second(args.seconds, KlaverjasGymEnv(opponent="random"))),
     ]
     threads = numba.get_num_threads()
     for opponent in ("random", "greedy"):

@@ -135,9 +135,9 @@ def aec_steps_per_second(env, seconds: float) -> float:
     return steps_per_second(episode, seconds)
 
 
-def gym_steps_per_second(seconds: float) -> float:
-    """Steps/s of the Gymnasium env against ``random``, random legal learner moves."""
-    env = SplendorGymEnv(opponent="random")
+def gym_steps_per_second(seconds: float, env: Any = None) -> float:
+    """Steps/s of a Gymnasium env (default: Splendor's against ``random``), random legal learner moves."""
+    env = SplendorGymEnv(opponent="random") if env is None else env
     picks, seeds = _picks(), itertools.count()
 
     def episode() -> int:
