@@ -30,8 +30,13 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks", "entry_moves",
-           "policy_answer", "quote", "step_entry", "use_color"]
+__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks",
+           "entry_moves", "policy_answer", "quote", "step_entry", "use_color"]
+
+#: The mask types a game's fused steps write (bool, int8), by every name numpy takes for them, to their dtype: a
+#: lookup, not a conversion, on every step. Any other type takes the contract's default steps.
+FUSED_MASK_TYPES = {bool: np.dtype(np.bool_), np.bool_: np.dtype(np.bool_), np.dtype(np.bool_): np.dtype(np.bool_),
+                    np.int8: np.dtype(np.int8), np.dtype(np.int8): np.dtype(np.int8)}
 
 
 #: Error messages quote at most this many characters of what the user gave.

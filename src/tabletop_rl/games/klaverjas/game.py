@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import IllegalActionError, TurnBased, as_index, dense_ranks, quote
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, TurnBased, as_index, dense_ranks, quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
@@ -28,14 +28,10 @@ from tabletop_rl.games.klaverjas.render import render_text, viewer_seat
 
 __all__ = ["KlaverjasGame"]
 
-_FUSED_MASKS = {bool: np.dtype(np.bool_), np.bool_: np.dtype(np.bool_), np.dtype(np.bool_): np.dtype(np.bool_),
-                np.int8: np.dtype(np.int8), np.dtype(np.int8): np.dtype(np.int8)}
-
-
 def _fused_mask(dtype: Any) -> np.dtype | None:
     """The mask type a fused step writes for ``dtype`` (bool or int8), or None: the contract's default then."""
     try:
-        return _FUSED_MASKS.get(dtype)
+        return FUSED_MASK_TYPES.get(dtype)
     except TypeError:  # unhashable: not a mask type the fused steps know
         return None
 

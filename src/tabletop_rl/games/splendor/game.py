@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import IllegalActionError, TurnBased, dense_ranks, quote
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, TurnBased, dense_ranks, quote
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
@@ -77,7 +77,7 @@ _MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
 #: as ``legal_mask``) and int8 (index 1, what the envs hand out), each with its mask's dtype (an instance, which
 #: ``np.empty`` takes faster than a type), found by type or dtype (a lookup, not a conversion).
 _FUSED_BY_INDEX = tuple((dtype, Direct(step_observe), Direct(step_vs_random_observe)) for dtype in _MASK_DTYPES)
-_FUSED_INDEX = {bool: 0, np.bool_: 0, np.dtype(np.bool_): 0, np.int8: 1, np.dtype(np.int8): 1}
+_FUSED_INDEX = {key: _MASK_DTYPES.index(dtype) for key, dtype in FUSED_MASK_TYPES.items()}
 _FUSED = {key: _FUSED_BY_INDEX[index] for key, index in _FUSED_INDEX.items()}
 _empty = np.empty
 _NUM_PLAYERS_AT, _CURRENT, _STATUS, _PLAYING = R.NUM_PLAYERS_AT, R.CURRENT, R.STATUS, R.PLAYING
