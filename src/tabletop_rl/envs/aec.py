@@ -52,8 +52,12 @@ class _Actions(spaces.Discrete):
     every step, and Gymnasium's ``contains`` converts it to a numpy integer first (a tenth of a wrapped step).
     Every other value gets Gymnasium's answer."""
 
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._stop = int(n)  # a Python int: comparing with the numpy ``n`` each step costs more than the rest
+
     def contains(self, x: Any) -> bool:
-        if type(x) is int and self.start == 0 and 0 <= x < self.n:
+        if type(x) is int and 0 <= x < self._stop:
             return True
         return super().contains(x)
 

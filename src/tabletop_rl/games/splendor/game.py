@@ -72,7 +72,7 @@ _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
 _STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_random_until)
 _RESET, _LEGAL_MASK = Direct(R.reset_state), Direct(R.legal_mask)  # a new game: every env reset
 _FLOAT32 = np.dtype(np.float32)
-_MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.int8))
+_MASK_DTYPES = tuple(dict.fromkeys(FUSED_MASK_TYPES.values()))  # bool, int8: the one map's dtypes, in order
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
 #: as ``legal_mask``) and int8 (index 1, what the envs hand out), each with its mask's dtype (an instance, which
 #: ``np.empty`` takes faster than a type), found by type or dtype (a lookup, not a conversion).
