@@ -24,7 +24,7 @@ from tabletop_rl.arena import default_out_dir, format_table, load_games, run_are
 from tabletop_rl.arena.results import read_config
 from tabletop_rl.arena.runner import BACKENDS
 from tabletop_rl.games import GAMES, game_class, policy_game
-from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_ppo
+from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_distill, splendor_ppo
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
@@ -359,7 +359,11 @@ def _bench(args: argparse.Namespace) -> int:
 _TRAINERS: dict[str, tuple[type, Callable[[Any], Path]]] = {
     "ppo": (splendor_cleanrl_ppo.Args, splendor_cleanrl_ppo.train),
     "sb3": (TrainConfig, splendor_ppo.train),
-    "az": (splendor_az.Args, splendor_az.train)}
+    "az": (splendor_az.Args, splendor_az.train),
+    "distill": (splendor_distill.Args, splendor_distill.train)}
+
+#: What each trainer's final model plays as, for the last line of ``tabletop train``.
+_SEARCH_TRAINERS = ("az", "distill")
 
 
 def _add_train(commands: argparse._SubParsersAction) -> None:
@@ -372,20 +376,27 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
                     "MaskablePPO instead (the flags below less --vf-coef, --max-grad-norm, --norm-adv, "
                     "--anneal-lr and --target-kl; OUT/final.zip). --algo az trains by self-play with search "
                     "(expert iteration: PUCT games, targets the visit counts and the results, a replay buffer) with "
-                    "its own flags (the last group); its OUT/final.pt plays as az:OUT/final.pt or ppo:OUT/final.pt.")
+                    "its own flags (its group below); --algo distill teaches a network to play alone from a "
+                    "search's choices (its group below). Their OUT/final.pt plays as az:OUT/final.pt (a search) or "
+                    "ppo:OUT/final.pt (the network alone).")
     p.add_argument("game", choices=["splendor"])
     p.add_argument("--algo", choices=sorted(_TRAINERS), default="ppo",
                    help="ppo: the CleanRL-style PPO loop (default); sb3: sb3-contrib's MaskablePPO; az: self-play "
-                        "with PUCT search (expert iteration)")
-    ppo_fields = {f.name: f for f in dataclasses.fields(_TRAINERS["ppo"][0])}
+                        "with PUCT search (expert iteration); distill: a network taught by a search's choices")
+    added = {f.name: f for f in dataclasses.fields(_TRAINERS["ppo"][0])}
     add_arguments(p, _TRAINERS["ppo"][0], unset=True)
-    shared = [f for f in dataclasses.fields(splendor_az.Args) if f.name in ppo_fields]
-    differ = ", ".join(f"--{f.name.replace('_', '-')} {f.default}" for f in shared
-                       if f.default != ppo_fields[f.name].default)
-    group = p.add_argument_group(
-        "--algo az", f"Also takes {', '.join('--' + f.name.replace('_', '-') for f in shared)} from above, with "
-                     f"these defaults: {differ}; --eval-every and --checkpoint-every count iterations.")
-    add_arguments(group, splendor_az.Args, skip=ppo_fields, unset=True)
+    notes = {"az": "; --eval-every and --checkpoint-every count iterations.",
+             "distill": "; it evaluates and writes a checkpoint after each round."}
+    for algo, note in notes.items():
+        fields = dataclasses.fields(_TRAINERS[algo][0])
+        shared = [f for f in fields if f.name in added]
+        differ = ", ".join(f"--{f.name.replace('_', '-')} {f.default}" for f in shared
+                           if f.default != added[f.name].default)
+        group = p.add_argument_group(
+            f"--algo {algo}", f"Also takes {', '.join('--' + f.name.replace('_', '-') for f in shared)} from above, "
+                              f"with these defaults: {differ}{note}")
+        add_arguments(group, _TRAINERS[algo][0], skip=added, unset=True)
+        added.update({f.name: f for f in fields if f.name not in added})
     p.set_defaults(func=_train, prog=p.prog)
 
 
@@ -406,7 +417,8 @@ def _train(args: argparse.Namespace) -> int:
             raise
         print(f"{args.prog}: error: {message}", file=sys.stderr)
         return 1
-    spec = f"az:{final} (the search) or ppo:{final} (the network alone)" if args.algo == "az" else f"ppo:{final}"
+    spec = (f"az:{final} (the search) or ppo:{final} (the network alone)" if args.algo in _SEARCH_TRAINERS
+            else f"ppo:{final}")
     print(f"final model: {final} (play it with the policy spec {spec})")
     return 0
 

@@ -22,14 +22,15 @@ import numpy as np
 
 from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits
+from tabletop_rl.agents.search.splendor_puct import Net, net_from_state_dict
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
 __all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "opponent_kinds",
-           "parse_mix", "rollout_target", "summary_writer", "validate"]
+           "evaluate", "hidden_layers", "hidden_sizes", "hold_threads", "knob", "model_meta", "network_act",
+           "numpy_net", "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -286,6 +287,19 @@ def network_act(pi: Any) -> Act:
             return logits.argmax(dim=1).numpy()
 
     return act
+
+
+def numpy_net(net: Any) -> Net:
+    """A torch network of ``build_network`` as the search's numpy ``Net`` (a copy: training on does not move it)."""
+    return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
+
+
+def hidden_sizes(weights: Mapping[str, Any]) -> list[int]:
+    """The hidden layer sizes of a saved network's weights (``network_state``): its policy layers' widths but
+    the last (the logits)."""
+    layers = sorted((k for k in weights if k.startswith("pi.") and k.endswith(".weight")),
+                    key=lambda k: int(k.split(".")[1]))
+    return [int(weights[k].shape[0]) for k in layers][:-1]
 
 
 def summary_writer(folder: Path) -> Any:

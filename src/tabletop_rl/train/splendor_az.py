@@ -42,7 +42,7 @@ from tabletop_rl.agents.ppo import (
     network_state,
     save_checkpoint,
 )
-from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy, net_from_state_dict
+from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_ppo_model_path
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
@@ -51,10 +51,12 @@ from tabletop_rl.train.selfplay import (
     EvalLog,
     eval_specs,
     hidden_layers,
+    hidden_sizes,
     hold_threads,
     knob,
     model_meta,
     network_act,
+    numpy_net,
     resume_checkpoint,
     summary_writer,
 )
@@ -62,8 +64,8 @@ from tabletop_rl.train.selfplay import (
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "play_game", "train", "validate_args",
-           "value_targets"]
+__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "losses", "play_game", "train",
+           "validate_args", "value_targets"]
 
 
 #: ``--init`` values that name no file: ppo:default's network, and a fresh network.
@@ -291,8 +293,7 @@ def train(args: Args) -> Path:
         path = default_ppo_model_path() if args.init == "default" else Path(args.init)
         init_meta, weights = network_state(path)
         check_meta(init_meta, model_meta(args.players), path)
-        hidden = [weights[k].shape[0] for k in sorted(weights, key=_layer_index) if k.startswith("pi.")
-                  and k.endswith(".weight")][:-1]
+        hidden = hidden_sizes(weights)
         start_state = {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
     meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS, "algo": "az"}
     obs_size = int(meta["observation_size"])
@@ -329,7 +330,7 @@ def train(args: Args) -> Path:
 
             # (a) Self-play: the current network, as numpy arrays, guides the search of every seat.
             tick = time.perf_counter()
-            search_net = _numpy_net(net)
+            search_net = numpy_net(net)
             records = self_play(search_net, game_seeds(args.seed, iteration, args.games), setup, pool)
             seconds["selfplay"] += time.perf_counter() - tick
             games += len(records)
@@ -393,11 +394,8 @@ def _learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: R
     stats: dict[str, float] = {}
     for _ in range(args.train_steps):
         idx = rng.integers(buffer.size, size=min(args.batch_size, buffer.size))
-        obs = torch.from_numpy(data.observations[idx])
-        log_probs = torch.log_softmax(masked_logits(net["pi"](obs), torch.from_numpy(data.masks[idx])), dim=1)
-        # Cross-entropy to the visit distribution; an illegal move's target is 0, so its -1e8 adds 0.
-        policy_loss = -(torch.from_numpy(data.policies[idx]) * log_probs).sum(dim=1).mean()
-        value_loss = ((net["vf"](obs).squeeze(1) - torch.from_numpy(data.values[idx])) ** 2).mean()
+        batch = [torch.from_numpy(c[idx]) for c in (data.observations, data.masks, data.policies, data.values)]
+        policy_loss, value_loss = losses(net, *batch)
         loss = policy_loss + args.vf_coef * value_loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -408,12 +406,16 @@ def _learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: R
     return stats
 
 
-def _numpy_net(net: torch.nn.ModuleDict) -> Net:
-    return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
+def losses(net: torch.nn.ModuleDict, observations: torch.Tensor, masks: torch.Tensor, policies: torch.Tensor,
+           values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The policy's cross-entropy to the target distributions and the value's squared error, means over a
+    minibatch. An illegal move's target is 0, so its logit of -1e8 adds nothing."""
+    import torch
 
-
-def _layer_index(key: str) -> int:
-    return int(key.split(".")[1])
+    log_probs = torch.log_softmax(masked_logits(net["pi"](observations), masks), dim=1)
+    policy_loss = -(policies * log_probs).sum(dim=1).mean()
+    value_loss = ((net["vf"](observations).squeeze(1) - values) ** 2).mean()
+    return policy_loss, value_loss
 
 
 def _evaluate(evals: EvalLog, net: torch.nn.ModuleDict, iteration: int, args: Args, start: Path,
@@ -424,7 +426,7 @@ def _evaluate(evals: EvalLog, net: torch.nn.ModuleDict, iteration: int, args: Ar
     rates = evals.run(network_act(net["pi"]), iteration, {"start": f"ppo:{start}"} if args.eval_past else None)
     if args.eval_search_games:
         label = f"search:{args.eval_search_opponent}"
-        result = _search_match(_numpy_net(net), args)
+        result = _search_match(numpy_net(net), args)
         rates[label] = result["win_rate"]
         evals.latest = ", ".join(filter(None, [evals.latest, evals.record(iteration, label, args.eval_search_games,
                                                                           result)]))
