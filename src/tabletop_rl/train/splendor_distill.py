@@ -209,7 +209,10 @@ def load_positions(folder: Path) -> tuple[Positions, np.ndarray]:
     files = sorted(folder.glob("games_*[0-9].npz"))
     if not files:
         return Positions(*(np.zeros((0,)) for _ in Positions._fields)), np.zeros(0, np.int64)
-    parts = [np.load(f) for f in files]
+    parts = []
+    for f in files:
+        with np.load(f) as saved:
+            parts.append({name: saved[name] for name in ("games", *Positions._fields)})
     positions = Positions(*(np.concatenate([p[name] for p in parts]) for name in Positions._fields))
     return positions, np.concatenate([p["games"] for p in parts])
 
