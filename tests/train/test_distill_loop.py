@@ -142,6 +142,23 @@ def test_worker_processes_label_the_same_games(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+def test_games_finished_before_an_interrupt_are_kept(tmp_path, monkeypatch):
+    import tabletop_rl.train.splendor_distill as distill
+
+    played = distill._label_task
+
+    def stop_at_two(task):
+        if task[1] == 2:
+            raise KeyboardInterrupt
+        return played(task)
+
+    monkeypatch.setattr(distill, "_label_task", stop_at_two)
+    with pytest.raises(KeyboardInterrupt):
+        label(random_net((8,), seed=2), [0, 1, 2, 3], setup(), tmp_path, None, progress=False)
+    _, games = load_positions(tmp_path)
+    assert sorted(set(games.tolist())) == [0, 1]
+
+
 def test_the_command_trains_by_distillation(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["train", "splendor", "--algo", "distill", "--games", "1", "--teacher", "greedy", "--net", "8",

@@ -219,21 +219,27 @@ def load_positions(folder: Path) -> tuple[Positions, np.ndarray]:
 
 def label(student: Net, indices: list[int], setup: Labelling, folder: Path, pool: Executor | None,
           progress: bool) -> None:
-    """Label the games ``indices`` and write them to ``folder`` in files of up to 50 games, as they finish."""
+    """Label the games ``indices`` and write them to ``folder`` in files of up to 50 games, as they finish. When
+    labelling stops on an error or an interrupt, the games finished before it are written first."""
     tasks = [(student, i, setup) for i in indices]
     done: list[tuple[Positions, int]] = []
     start, count = time.perf_counter(), 0
-    for result in (map(_label_task, tasks) if pool is None else pool.map(_label_task, tasks)):
-        done.append(result)
-        count += 1
-        if len(done) == 50 or count == len(tasks):
+    try:
+        for result in (map(_label_task, tasks) if pool is None else pool.map(_label_task, tasks)):
+            done.append(result)
+            count += 1
+            if len(done) == 50:
+                _write(folder, done)
+                done = []
+            if progress:
+                rate = count / (time.perf_counter() - start)
+                print(f"\rlabelled {count:,} / {len(tasks):,} games  {rate:.2f} games/s  ", end="", file=sys.stderr,
+                      flush=True)
+    finally:
+        if done:
             _write(folder, done)
-            done = []
-        if progress:
-            print(f"\rlabelled {count:,} / {len(tasks):,} games  {count / (time.perf_counter() - start):.2f} games/s  ",
-                  end="", file=sys.stderr, flush=True)
-    if progress and tasks:
-        print(file=sys.stderr)
+        if progress and tasks:
+            print(file=sys.stderr)
 
 
 # --- fitting --------------------------------------------------------------------------------------
