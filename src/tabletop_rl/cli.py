@@ -368,7 +368,8 @@ _SEARCH_TRAINERS = ("az", "distill")
 
 def _add_train(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
-        "train", help="PPO self-play against a pool of past selves, random and greedy; or self-play with search",
+        "train", help="PPO self-play against a pool of past selves, random and greedy; self-play with search; or a "
+                      "network taught by a search",
         description="Train a Splendor agent with PPO self-play on SplendorVectorEnv (needs the [train] extra). The "
                     "learner plays one random seat per game; opponents are drawn per game from --mix. Evaluations "
                     "go to OUT/eval.csv and TensorBoard (OUT/logs); checkpoints to OUT/checkpoints; the final model "
