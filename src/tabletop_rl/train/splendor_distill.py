@@ -115,6 +115,9 @@ def validate_args(args: Args) -> None:
     hidden_layers(args.net)
     for spec in [args.teacher, *eval_specs(args.eval_opponents)]:
         parse_spec(spec, "splendor")  # a bad spec fails now, not after an hour of labelling
+    if args.init == "az" and args.players != 2:
+        raise ValueError(f"--init az is az:default's network, for 2 players; with --players {args.players} start "
+                         "from --init none or a model of that player count (and name a --teacher that plays it)")
     if args.init not in ("az", "none") and not Path(args.init).is_file():
         raise ValueError(f"--init: no model at {args.init!r}")
 
