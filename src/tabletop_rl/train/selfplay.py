@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tabletop_rl.agents import make_policy, parse_spec
-from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits
+from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits, network_state
 from tabletop_rl.agents.search.splendor_puct import Net, net_from_state_dict
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
@@ -29,8 +29,8 @@ from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
 __all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "hidden_sizes", "hold_threads", "knob", "model_meta", "network_act",
-           "numpy_net", "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate"]
+           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "numpy_net",
+           "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate", "warm_start"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -294,12 +294,18 @@ def numpy_net(net: Any) -> Net:
     return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
 
 
-def hidden_sizes(weights: Mapping[str, Any]) -> list[int]:
-    """The hidden layer sizes of a saved network's weights (``network_state``): its policy layers' widths but
-    the last (the logits)."""
+def warm_start(path: Path, players: int) -> tuple[list[int], dict[str, Any]]:
+    """A saved network to start a run from (``--init``): its hidden layer sizes (its policy layers' widths but
+    the logits') and its weights as tensors, for ``build_network`` and ``load_state_dict``. Refused in one line
+    when it was trained for another player count or observation layout."""
+    import torch  # the [train] extra
+
+    meta, weights = network_state(path)
+    check_meta(meta, model_meta(players), path)
     layers = sorted((k for k in weights if k.startswith("pi.") and k.endswith(".weight")),
                     key=lambda k: int(k.split(".")[1]))
-    return [int(weights[k].shape[0]) for k in layers][:-1]
+    hidden = [int(weights[k].shape[0]) for k in layers][:-1]
+    return hidden, {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
 
 
 def summary_writer(folder: Path) -> Any:

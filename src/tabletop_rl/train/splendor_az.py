@@ -37,9 +37,7 @@ import numpy as np
 from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import (
     build_network,
-    check_meta,
     masked_logits,
-    network_state,
     save_checkpoint,
 )
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
@@ -51,7 +49,6 @@ from tabletop_rl.train.selfplay import (
     EvalLog,
     eval_specs,
     hidden_layers,
-    hidden_sizes,
     hold_threads,
     knob,
     model_meta,
@@ -59,6 +56,7 @@ from tabletop_rl.train.selfplay import (
     numpy_net,
     resume_checkpoint,
     summary_writer,
+    warm_start,
 )
 
 if TYPE_CHECKING:
@@ -291,10 +289,7 @@ def train(args: Args) -> Path:
         start_state = checkpoint["model"]
     elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
         path = default_ppo_model_path() if args.init == "default" else Path(args.init)
-        init_meta, weights = network_state(path)
-        check_meta(init_meta, model_meta(args.players), path)
-        hidden = hidden_sizes(weights)
-        start_state = {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
+        hidden, start_state = warm_start(path, args.players)
     meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS, "algo": "az"}
     obs_size = int(meta["observation_size"])
     net = build_network(obs_size, hidden, NUM_ACTIONS)

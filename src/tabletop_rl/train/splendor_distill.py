@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tabletop_rl.agents import make_policy, parse_spec
-from tabletop_rl.agents.ppo import build_network, check_meta, masked_logits, network_state, save_checkpoint
+from tabletop_rl.agents.ppo import build_network, masked_logits, save_checkpoint
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_az_model_path
 from tabletop_rl.core.policy import Policy
@@ -48,19 +48,19 @@ from tabletop_rl.train.selfplay import (
     EvalLog,
     eval_specs,
     hidden_layers,
-    hidden_sizes,
     hold_threads,
     knob,
     model_meta,
     network_act,
     numpy_net,
+    warm_start,
 )
 from tabletop_rl.train.splendor_az import Positions, losses, value_targets
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Args", "Labelling", "label_game", "load_positions", "train", "validate_args"]
+__all__ = ["Args", "Labelling", "label_game", "labelled_games", "load_positions", "train", "validate_args"]
 
 
 # --- the knobs ------------------------------------------------------------------------------------
@@ -207,9 +207,22 @@ def _write(folder: Path, games: list[tuple[Positions, int]]) -> None:
     partial.replace(path)
 
 
+def _files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("games_*[0-9].npz"))
+
+
+def labelled_games(folder: Path) -> set[int]:
+    """The indices of the games labelled under ``folder``, read from each file's index column alone."""
+    indices: set[int] = set()
+    for f in _files(folder):
+        with np.load(f) as saved:
+            indices.update(saved["games"].tolist())
+    return indices
+
+
 def load_positions(folder: Path) -> tuple[Positions, np.ndarray]:
     """Every labelled position under ``folder`` and the game index of each (empty when there are none)."""
-    files = sorted(folder.glob("games_*[0-9].npz"))
+    files = _files(folder)
     if not files:
         return Positions(*(np.zeros((0,)) for _ in Positions._fields)), np.zeros(0, np.int64)
     parts = []
@@ -316,9 +329,8 @@ def train(args: Args) -> Path:
     try:
         for r in range(args.rounds):
             tick = time.perf_counter()
-            _, labelled = load_positions(out / "data")
             wanted = range(r * args.games, (r + 1) * args.games)
-            missing = sorted(set(wanted) - set(labelled.tolist()))
+            missing = sorted(set(wanted) - labelled_games(out / "data"))
             label(numpy_net(net), missing, setup, out / "data", pool, args.progress)
             seconds["label"] += time.perf_counter() - tick
 
@@ -347,15 +359,10 @@ def train(args: Args) -> Path:
 
 def _first_network(args: Args, observation_size: int) -> tuple[torch.nn.ModuleDict, list[int]]:
     """The network of ``--init``: az:default's, a saved model's (its layer sizes kept), or a fresh ``--net``."""
-    import torch
-
     if args.init == "none":
         hidden = hidden_layers(args.net)
         return build_network(observation_size, hidden, NUM_ACTIONS), hidden
-    path = default_az_model_path() if args.init == "az" else Path(args.init)
-    meta, weights = network_state(path)
-    check_meta(meta, model_meta(args.players), path)
-    hidden = hidden_sizes(weights)
+    hidden, weights = warm_start(default_az_model_path() if args.init == "az" else Path(args.init), args.players)
     net = build_network(observation_size, hidden, NUM_ACTIONS)
-    net.load_state_dict({k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()})
+    net.load_state_dict(weights)
     return net, hidden
