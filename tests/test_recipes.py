@@ -15,6 +15,9 @@ RECIPES = Path(__file__).resolve().parents[1] / "docs" / "recipes.md"
 BLOCKS = re.findall(r"^```python\n(.*?)^```", RECIPES.read_text(), flags=re.S | re.M)
 #: The optional libraries a block may import, and the extra that installs each.
 EXTRAS = {"tianshou": "tianshou", "torchrl": "torchrl", "tensordict": "torchrl"}
+#: A block that trains a network takes 15-25 s on 2 cores (most of it importing Tianshou or TorchRL and
+#: compiling their modules): ``pytest -m slow`` runs it, the default suite runs the rest.
+TRAINS = re.compile(r"run_training\(|optimizer\.step\(\)")
 
 
 def _missing(code: str) -> list[str]:
@@ -25,11 +28,13 @@ def _missing(code: str) -> list[str]:
 
 def test_the_page_has_a_recipe_per_door():
     assert len(BLOCKS) == 4
+    assert [bool(TRAINS.search(block)) for block in BLOCKS] == [True, True, False, False]
     assert [any(f"import {name}" in block or f"from {name}" in block for block in BLOCKS)
             for name in ("tianshou", "torchrl", "pettingzoo")] == [True, True, True]
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
+@pytest.mark.parametrize("index", [pytest.param(i, marks=pytest.mark.slow) if TRAINS.search(block) else i
+                                   for i, block in enumerate(BLOCKS)])
 def test_every_recipe_runs_as_written(tmp_path, index):
     code = BLOCKS[index]
     missing = _missing(code)

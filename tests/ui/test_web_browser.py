@@ -82,6 +82,7 @@ def open_game(driver: Any, url: str, index: int) -> None:
     wait(driver, EC.presence_of_element_located((By.CSS_SELECTOR, "#board .splendor")))
 
 
+@pytest.mark.slow  # a click per ply there and back: 10-15 s on 2 cores
 def test_step_through_a_game_to_the_end_and_back(page: tuple[Any, str, Path], run: Path) -> None:
     driver, url, _ = page
     record = sorted(load_games(run), key=lambda r: r["index"])[0]
