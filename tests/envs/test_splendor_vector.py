@@ -57,6 +57,7 @@ def test_end_rewards_are_zero_sum_and_final_obs_given():
             for i in np.flatnonzero(done):
                 assert info["final_obs"][i].shape == env.single_observation_space.shape
                 assert rewards[i] in (-1.0, 0.0, 1.0)
+            assert all(info["final_obs"][i] is None for i in np.flatnonzero(~done))
             totals["win"] += int((rewards == 1).sum())
             totals["loss"] += int((rewards == -1).sum())
     assert totals["win"] > 0 and totals["loss"] > 0
@@ -92,6 +93,29 @@ def test_illegal_action_raises_and_applies_nothing():
     actions[2] = 99
     with pytest.raises(IllegalActionError, match="out of range"):
         env.step(actions)
+
+
+def test_an_action_out_of_range_is_named_as_given_whatever_its_integer_type():
+    env = SplendorVectorEnv(num_envs=4, seat=0)
+    _obs, info = env.reset(seed=1)
+    legal = random_actions(info["action_mask"], np.random.default_rng(0))
+    for dtype, value in ((np.uint64, 2**63 + 5), (np.int8, -3), (np.int64, 72), (np.int64, -1)):
+        actions = legal.astype(dtype)
+        actions[1] = value
+        with pytest.raises(IllegalActionError, match=rf"^env 1: action {value} is out of range 0\.\.71$"):
+            env.step(actions)
+    assert env.step(legal)[0].shape == (4, env.single_observation_space.shape[0])
+
+
+def test_final_observations_are_the_callers_to_keep():
+    env = SplendorVectorEnv(num_envs=8, seat=0)
+    kept = []
+    for _obs, _rewards, term, trunc, info in play(env, 300, seed=5):
+        for i in np.flatnonzero(term | trunc):
+            kept.append((info["final_obs"][i], info["final_obs"][i].copy()))
+    assert len(kept) > 8
+    for final, snapshot in kept:  # none of them written again by the later steps
+        np.testing.assert_array_equal(final, snapshot)
 
 
 def test_external_hook_plays_the_other_seats():

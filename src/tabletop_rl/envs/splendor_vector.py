@@ -311,9 +311,9 @@ class SplendorVectorEnv(VectorEnv):
         obs, info = self._views()
         finished = self._flags[:, _FINISHED]
         if finished.any():
-            final = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(finished):
-                final[i] = self._final_obs[i].copy()
+            ended = np.flatnonzero(finished)
+            final = np.empty(self.num_envs, dtype=object)  # None where no game ended
+            final[ended] = list(self._final_obs[ended])  # rows of one new array: one copy, not one per game
             info["final_obs"] = final
             info["_final_obs"] = finished.copy()
             info["outcome"] = np.where(finished, self._returns[:, _OUTCOME], 0.0)
@@ -404,7 +404,9 @@ def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
     if arr.shape not in ((num_envs,), (num_envs, 1)):
         raise ValueError(f"expected {num_envs} actions (shape ({num_envs},)), got shape {arr.shape}")
     arr = arr.reshape(-1)
-    outside = np.flatnonzero((arr < 0) | (arr >= R.NUM_ACTIONS))
+    if arr.dtype == np.int64:  # the usual case, used as it is: _first_illegal checks the range, with this message
+        return arr
+    outside = np.flatnonzero((arr < 0) | (arr >= R.NUM_ACTIONS))  # before the cast, which could wrap a value
     if outside.size:
         k = int(outside[0])
         raise IllegalActionError(f"env {k}: action {quote(int(arr[k]))} is out of range 0..{R.NUM_ACTIONS - 1}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from tabletop_rl.core.kernels import pick_legal
 from tabletop_rl.envs.aec import TabletopAEC, splendor_env
@@ -152,10 +152,11 @@ def gym_steps_per_second(seconds: float, env: Any = None) -> float:
     return steps_per_second(episode, seconds)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def random_legal_actions(masks, draws, actions):
-    """``actions[i]`` = the legal move of ``masks[i]`` picked by ``draws[i]`` (uniform over the legal moves)."""
-    for i in range(masks.shape[0]):
+    """``actions[i]`` = the legal move of ``masks[i]`` picked by ``draws[i]`` (uniform over the legal moves), on
+    numba's threads, as a policy's batched forward pass would run on the machine's cores."""
+    for i in prange(masks.shape[0]):
         actions[i] = pick_legal(masks[i], draws[i] % masks[i].sum())
 
 
