@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tabletop_rl.agents import make_policy
+from tabletop_rl.agents import make_policy, split_specs
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
@@ -66,26 +66,6 @@ def _missing_train_extra(error: ModuleNotFoundError) -> str | None:
     """The one-line message for a module of the [train] extra that is not installed, else None."""
     name = (error.name or "").split(".")[0]
     return f"{name} is not installed; this {_TRAIN_EXTRA_HINT}" if name in _TRAIN_MODULES else None
-
-
-def split_specs(text: str) -> list[str]:
-    """Split a comma-separated list of policy specs, keeping each spec's own ``key=value`` options.
-
-    A piece ``key=value`` (no ``:`` before its ``=``) continues the spec before it.
-
-    >>> split_specs("greedy,expectiminimax:depth=3,budget_ms=100,random")
-    ['greedy', 'expectiminimax:depth=3,budget_ms=100', 'random']
-    """
-    specs: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
-        key = piece.partition("=")[0]
-        if specs and "=" in piece and ":" not in key:
-            specs[-1] += "," + piece
-        elif piece:
-            specs.append(piece)
-    if not specs:
-        raise _UsageError(f"no policy specs in {text!r}")
-    return specs
 
 
 def _parse_game_options(text: str) -> dict[str, object]:

@@ -15,6 +15,7 @@ from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import META_FILE  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
 from tabletop_rl.games.splendor.observe import observe  # noqa: E402
+from tabletop_rl.train.selfplay import eval_specs  # noqa: E402
 from tabletop_rl.train.splendor_ppo import TrainConfig, parse_mix, train, validate  # noqa: E402
 
 pytestmark = pytest.mark.train
@@ -96,6 +97,13 @@ def test_a_model_for_another_observation_layout_is_refused(trained, tmp_path):
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         validate(small(tmp_path, **changes))
+
+
+def test_an_eval_opponent_keeps_its_own_options(tmp_path):
+    search = "expectiminimax:depth=20,budget_ms=0,nodes=60000"  # issue 16's yardstick for the network alone
+    assert eval_specs(f"greedy,{search}, random") == ["greedy", search, "random"]
+    assert eval_specs("") == []
+    validate(small(tmp_path, eval_opponents=f"greedy,{search}"))
 
 
 def test_mix_is_normalised():

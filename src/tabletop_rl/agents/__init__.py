@@ -20,6 +20,7 @@ from tabletop_rl.agents.registry import (
     make_policy,
     parse_spec,
     register_policy,
+    split_specs,
 )
 from tabletop_rl.core.policy import BasePolicy, Policy, PolicyStats, SeededPolicy
 
@@ -41,4 +42,5 @@ __all__ = [
     "make_policy",
     "parse_spec",
     "register_policy",
+    "split_specs",
 ]

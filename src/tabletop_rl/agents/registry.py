@@ -23,7 +23,8 @@ from typing import Any
 from tabletop_rl.core.policy import Policy
 
 __all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "Option", "PolicyEntry", "PolicySpec",
-           "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy"]
+           "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy",
+           "split_specs"]
 
 ANY_GAME = "*"
 #: The option every policy takes: its label in tables and plots (``mcts:simulations=50,name=fast``).
@@ -174,6 +175,25 @@ class PolicySpec:
         if self.label is not None:
             items.append(f"{LABEL_OPTION}={self.label}")
         return self.entry.name + (":" + ",".join(items) if items else "")
+
+
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of policy specs, keeping each spec's own ``key=value`` options: a piece
+    ``key=value`` (no ``:`` before its ``=``) continues the spec before it. ``ValueError`` when none is given.
+
+    >>> split_specs("greedy,expectiminimax:depth=3,budget_ms=100,random")
+    ['greedy', 'expectiminimax:depth=3,budget_ms=100', 'random']
+    """
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        key = piece.partition("=")[0]
+        if specs and "=" in piece and ":" not in key:
+            specs[-1] += "," + piece
+        elif piece:
+            specs.append(piece)
+    if not specs:
+        raise ValueError(f"no policy specs in {text!r}")
+    return specs
 
 
 #: How many characters of each other policy's options a bad spec's message lists.

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.agents import make_policy, parse_spec, split_specs
 from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits, network_state
 from tabletop_rl.agents.search.splendor_puct import Net, net_from_state_dict
 from tabletop_rl.core.stats import wilson_interval
@@ -145,8 +145,8 @@ def hidden_layers(text: str) -> list[int]:
 
 
 def eval_specs(text: str) -> list[str]:
-    """The policy specs of ``--eval-opponents``."""
-    return [s.strip() for s in text.split(",") if s.strip()]
+    """The policy specs of ``--eval-opponents``, each with its own options (``split_specs``); none for ""."""
+    return split_specs(text) if text.strip() else []
 
 
 def model_meta(players: int) -> dict[str, Any]:
