@@ -404,8 +404,8 @@ def _checked_actions(actions: Any, num_envs: int) -> np.ndarray:
     if arr.shape not in ((num_envs,), (num_envs, 1)):
         raise ValueError(f"expected {num_envs} actions (shape ({num_envs},)), got shape {arr.shape}")
     arr = arr.reshape(-1)
-    if arr.dtype == np.int64:  # the usual case, used as it is: _first_illegal checks the range, with this message
-        return arr
+    if arr.dtype == np.int64 and arr.flags.c_contiguous:  # the usual case, used as it is (a strided one would
+        return arr  # compile the kernels again for its layout); _first_illegal checks the range, with this message
     outside = np.flatnonzero((arr < 0) | (arr >= R.NUM_ACTIONS))  # before the cast, which could wrap a value
     if outside.size:
         k = int(outside[0])
