@@ -310,8 +310,8 @@ class SplendorVectorEnv(VectorEnv):
         self._advance(actions)
         obs, info = self._views()
         finished = self._flags[:, _FINISHED]
-        if finished.any():
-            ended = np.flatnonzero(finished)
+        ended = np.flatnonzero(finished)  # one pass over the column, which the other threads just wrote
+        if ended.size:
             final = np.empty(self.num_envs, dtype=object)  # None where no game ended
             final[ended] = list(self._final_obs[ended])  # rows of one new array: one copy, not one per game
             info["final_obs"] = final
