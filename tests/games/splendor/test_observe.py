@@ -29,3 +29,15 @@ def test_each_players_nobles_and_cards_are_counted_from_every_seat(players: int)
                     most_nobles = max(most_nobles, len(seat["nobles"]))
             game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
     assert most_nobles >= 2  # the games reach players holding several nobles
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_start_player_is_marked_from_every_seat(players: int) -> None:
+    """``start_player`` marks the start player's seat counted from the viewer's, in turn order."""
+    field = observation_layout(players)["start_player"]
+    position = json.loads(SplendorGame(players, seed=3).to_json())
+    for start in range(players):
+        game = SplendorGame.from_json({**position, "start_player": start})
+        for viewer in range(players):
+            marked = np.flatnonzero(observe(game.state, viewer)[field])
+            assert marked.tolist() == [(start - viewer) % players], (start, viewer)

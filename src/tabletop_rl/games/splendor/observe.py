@@ -79,8 +79,8 @@ def encode_into(state, viewer, cards, nobles, out):
     for c in range(6):
         out[c] = state[R.BANK + c]
     at = 6
+    p = viewer  # the seats in turn order from the viewer's; stepped, not taken modulo n (a division, 9% of a call)
     for k in range(n):
-        p = (viewer + k) % n
         b = R.player_base(p)
         for c in range(11):  # tokens then bonuses
             out[at + c] = state[b + R.P_TOKENS + c]
@@ -97,6 +97,7 @@ def encode_into(state, viewer, cards, nobles, out):
                 _card(out, at + i * _CARD_FEATURES, state[b + R.P_RESERVED + i], cards)
         out[at - 1] = hidden
         at += R.MAX_RESERVED * _CARD_FEATURES
+        p = p + 1 if p + 1 < n else 0
     for s in range(12):
         _card(out, at, state[R.MARKET + s], cards)
         at += _CARD_FEATURES
@@ -113,7 +114,8 @@ def encode_into(state, viewer, cards, nobles, out):
     out[at + 6] = state[R.FINAL_ROUND]
     cap = R.get_wide(state, R.MAX_PLIES_AT)
     out[at + 7] = R.get_wide(state, R.PLY) / (cap if cap > 0 else _PLY_SCALE)
-    out[at + 8 + (state[R.START] - viewer) % n] = 1.0
+    start = state[R.START] - viewer  # the start player's seat relative to the viewer's
+    out[at + 8 + (start + n if start < 0 else start)] = 1.0
 
 
 @njit(cache=True, inline="always")
