@@ -1,4 +1,5 @@
-"""The observation's per-player counts against the game's own record (``to_json``), from every seat."""
+"""The observation's per-player counts against the game's own record (``to_json``) and its start player, from every
+seat."""
 
 from __future__ import annotations
 
