@@ -63,6 +63,20 @@ def test_end_rewards_are_zero_sum_and_final_obs_given():
     assert totals["win"] > 0 and totals["loss"] > 0
 
 
+def test_outcome_is_the_end_reward_where_a_game_ended_and_zero_elsewhere():
+    env = SplendorVectorEnv(num_envs=16, seat="random")
+    ends = 0
+    for _obs, rewards, term, trunc, info in play(env, 300, seed=4):
+        done = term | trunc
+        assert ("outcome" in info) == bool(done.any())
+        if done.any():
+            assert info["_outcome"].tolist() == done.tolist()
+            assert info["outcome"][done].tolist() == rewards[done].tolist()  # the sparse reward is the end reward
+            assert not info["outcome"][~done].any()
+            ends += int(done.sum())
+    assert ends > 16
+
+
 def test_same_seed_same_trajectory_regardless_of_threads():
     import numba
 
