@@ -316,7 +316,7 @@ class SplendorVectorEnv(VectorEnv):
             final[ended] = list(self._final_obs[ended])  # rows of one new array: one copy, not one per game
             info["final_obs"] = final
             info["_final_obs"] = finished.copy()
-            info["outcome"] = np.where(finished, self._returns[:, _OUTCOME], 0.0)
+            info["outcome"] = self._returns[:, _OUTCOME].copy()  # zeroed each step, set only where a game ended
             info["_outcome"] = finished.copy()
         return (obs, self._returns[:, _REWARD].copy(), self._flags[:, _TERMINATED].copy(),
                 self._flags[:, _TRUNCATED].copy(), info)
