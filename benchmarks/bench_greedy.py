@@ -15,7 +15,9 @@ inside numba, one compiled loop over every position:
   scored by ``evaluate``.
 
 The two must choose the same move in every position (``same moves`` says whether they did): the kept parts
-are the same numbers added in the same order. Times are the best of ``--repeats`` passes.
+are the same numbers added in the same order. Times are the best of ``--repeats`` passes. A second table
+says what a decision looks at: the legal moves it values, the sub-step positions (token returns, a noble
+choice) their look-ahead plays through, and the candidates valued at those.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from numba import njit
 
 from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, _hide_drawn_card, evaluate, greedy_action
+from tabletop_rl.games.splendor.baselines import (
+    DEFAULT_GREEDY_WEIGHTS,
+    _hide_drawn_card,
+    best_substep,
+    evaluate,
+    greedy_action,
+)
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.ui.bench import print_markdown
 
@@ -89,6 +97,31 @@ def _full_all(rows, cards, nobles, weights, out):
         out[i] = full_evaluation_action(rows[i], cards, nobles, weights, mask, sub_mask, after, inner)
 
 
+@njit(cache=True)
+def _work_all(rows, cards, nobles, weights, counts):
+    """Add up what greedy's decisions look at: ``counts[0]`` the legal moves valued, ``counts[1]`` the sub-step
+    positions (token returns, noble choices) their look-ahead plays through, ``counts[2]`` the candidates valued
+    at those."""
+    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    sub_mask = np.zeros(R.NUM_ACTIONS, np.bool_)
+    after = np.zeros(rows.shape[1], rows.dtype)
+    inner = np.zeros(rows.shape[1], rows.dtype)
+    for i in range(rows.shape[0]):
+        state = rows[i]
+        mover = state[R.CURRENT]
+        counts[0] += R.legal_mask(state, cards, nobles, mask)
+        for a in range(R.NUM_ACTIONS):
+            if mask[a]:
+                copy_into(after, state)
+                R.apply_action(after, a, cards, nobles)
+                _hide_drawn_card(after, mover, a)
+                while after[R.STATUS] == R.PLAYING and after[R.CURRENT] == mover and after[R.PHASE] != R.MAIN:
+                    counts[1] += 1
+                    counts[2] += R.legal_mask(after, cards, nobles, sub_mask)
+                    R.apply_action(after, best_substep(after, mover, cards, nobles, weights, sub_mask, inner),
+                                   cards, nobles)
+
+
 def positions(games: int, epsilon: float, seed: int) -> np.ndarray:
     """Every position (one state row each) of ``games`` seeded games, 2-4 players in turn."""
     cards, nobles = R.tables()
@@ -139,6 +172,13 @@ def main() -> None:
         ("`greedy_action`", f"{greedy_s / len(rows) * 1e6:.2f}", f"{len(rows) / greedy_s:,.0f}",
          f"{full_s / greedy_s:.2f}"),
         ("full evaluation", f"{full_s / len(rows) * 1e6:.2f}", f"{len(rows) / full_s:,.0f}", "1.00"),
+    ])
+    counts = np.zeros(3, np.int64)
+    _work_all(rows, *R.tables(), DEFAULT_GREEDY_WEIGHTS, counts)
+    print()
+    print_markdown(("a decision, on average", "legal moves valued", "sub-step positions played through",
+                    "candidates valued at those"), [
+        ("`greedy_action`", *(f"{c / len(rows):.2f}" for c in counts)),
     ])
 
 
