@@ -180,9 +180,12 @@ def rivals_value(state, seat, cards, nobles, weights):
 #   ``_reserved_term`` per reserved card. Row ``seat``, the mover: one ``_noble_term`` per table noble.
 # - Rows ``_COST`` (five), ``_TOTAL`` and ``_SCALE``: per market slot, its card's cost by colour, its total
 #   cost, and ``weights[REACH] * (points + weights[REACH_BASE])``; small integers held exactly as floats, so
-#   that the mover's market terms are computed slot by slot in one pass; row ``_TERM`` holds those terms.
+#   that the mover's market terms are computed slot by slot in one pass. Row ``_SHORT`` holds what the mover
+#   lacks for each slot's card (``_closeness``'s ``short``, a whole number as a float) and row ``_TERM`` the
+#   mover's market terms.
 _HEAD, _SLOT_TERMS, _RESERVED_TERMS = 0, 1, 13
-_COST, _TOTAL, _SCALE, _TERM = R.MAX_PLAYERS, R.MAX_PLAYERS + 5, R.MAX_PLAYERS + 6, R.MAX_PLAYERS + 7
+_COST, _TOTAL, _SCALE = R.MAX_PLAYERS, R.MAX_PLAYERS + 5, R.MAX_PLAYERS + 6
+_SHORT, _TERM = R.MAX_PLAYERS + 7, R.MAX_PLAYERS + 8
 TERMS_SHAPE = (_TERM + 1, _RESERVED_TERMS + R.MAX_RESERVED)
 
 
@@ -242,20 +245,32 @@ def _same_bonuses(ref, after, mover):
 
 
 @njit(cache=True, inline="always")
-def _own_market_terms(after, mover, terms):
-    """Fill row ``_TERM`` of ``terms`` with ``_card_reach`` of each market slot kept in ``terms``, for
-    ``mover`` in ``after``: the same operations on the same numbers as ``_closeness``, in floats (``_near``)."""
+def _own_shortfalls(after, mover, terms):
+    """Fill row ``_SHORT`` of ``terms`` with what ``mover`` lacks in ``after`` for each market slot's card kept in
+    ``terms``: ``_closeness``'s ``short``, the same operations on the same numbers, in floats."""
     b = R.player_base(mover)
     h0 = np.float64(after[b + R.P_BONUS] + after[b + R.P_TOKENS])
     h1 = np.float64(after[b + R.P_BONUS + 1] + after[b + R.P_TOKENS + 1])
     h2 = np.float64(after[b + R.P_BONUS + 2] + after[b + R.P_TOKENS + 2])
     h3 = np.float64(after[b + R.P_BONUS + 3] + after[b + R.P_TOKENS + 3])
     h4 = np.float64(after[b + R.P_BONUS + 4] + after[b + R.P_TOKENS + 4])
-    gold = np.float64(after[b + R.P_TOKENS + R.GOLD])
     for s in range(12):
-        short = (max(terms[_COST, s] - h0, 0.0) + max(terms[_COST + 1, s] - h1, 0.0)
-                 + max(terms[_COST + 2, s] - h2, 0.0) + max(terms[_COST + 3, s] - h3, 0.0)
-                 + max(terms[_COST + 4, s] - h4, 0.0))
+        terms[_SHORT, s] = (max(terms[_COST, s] - h0, 0.0) + max(terms[_COST + 1, s] - h1, 0.0)
+                            + max(terms[_COST + 2, s] - h2, 0.0) + max(terms[_COST + 3, s] - h3, 0.0)
+                            + max(terms[_COST + 4, s] - h4, 0.0))
+
+
+@njit(cache=True, inline="always")
+def _own_market_terms(terms, colour, had, gold):
+    """Fill row ``_TERM`` of ``terms`` with ``_card_reach`` of each market slot for the mover holding ``gold``
+    gold tokens, from the shortfalls of row ``_SHORT``; with one token of ``colour`` given back (0-4, of
+    which the mover had ``had`` with bonuses) when ``colour`` is not -1. Giving one back adds one to what the
+    mover lacks for a card exactly when the card costs at least ``had`` of it: the sum stays whole, and the same
+    number as ``_own_shortfalls`` of the row after the return."""
+    for s in range(12):
+        short = terms[_SHORT, s]
+        if colour >= 0 and terms[_COST + colour, s] >= had:
+            short += 1.0
         terms[_TERM, s] = terms[_SCALE, s] * _near(short, gold, terms[_TOTAL, s])
 
 
@@ -266,6 +281,15 @@ def _own_value(after, mover, cards, nobles, weights, ref, terms, change):
     cards' terms computed in one pass. A noble's visit (``change`` 2) computes it in full."""
     if change == 2:
         return player_value(after, mover, mover, cards, nobles, weights)
+    _own_shortfalls(after, mover, terms)
+    _own_market_terms(terms, -1, 0, np.float64(after[R.player_base(mover) + R.P_TOKENS + R.GOLD]))
+    return _own_sum(after, mover, cards, nobles, weights, ref, terms)
+
+
+@njit(cache=True, inline="always")
+def _own_sum(after, mover, cards, nobles, weights, ref, terms):
+    """``player_value(after, mover, mover)`` with the market cards' terms read from row ``_TERM``, added in
+    ``player_value``'s order."""
     value = _own_terms(after, mover, weights)
     # When the bonuses changed this is ``_head_value``'s loop; inlined here too it added 0.5 s to greedy's cold
     # compile, and as a call it made every full evaluation 15% slower.
@@ -274,7 +298,6 @@ def _own_value(after, mover, cards, nobles, weights, ref, terms, change):
         noble = after[R.TABLE_NOBLES + i]
         if noble >= 0:
             value += terms[mover, i] if same else _noble_term(after, mover, noble, nobles, weights)
-    _own_market_terms(after, mover, terms)
     for s in range(12):
         if after[R.MARKET + s] >= 0:
             value += terms[_TERM, s]
@@ -383,30 +406,49 @@ def _best_return(state, mover, cards, nobles, weights, inner, ref, terms, ref_ri
     """``_best_substep`` for a token return. Returning one colour or another gives the same row but for that
     colour's two counts (the mover's and the bank's), since nothing a return sets off (the end of the turn, a
     noble's visit, the end of the game) reads tokens. So the first candidate is applied to ``inner`` and each
-    next one made from it by moving one token across colours: the row that applying it would give."""
-    b = R.player_base(mover) + R.P_TOKENS
+    next one made from it by moving one token across colours: the row that applying it would give.
+    The candidates share the table, and with it the opponents' values. Their market terms follow from the
+    mover's shortfalls before the return, by one comparison a slot (``_own_market_terms``), and they are valued
+    here rather than by a call to ``_value_after`` each: the calls cost more than the sums (docs/benchmarks.md)."""
+    b = R.player_base(mover)
+    t = b + R.P_TOKENS
     best = -1
     best_value = -np.inf
     last = -1
+    change = 0
+    rivals = ref_rivals
     for c in range(6):
-        if state[b + c] > 0:
+        if state[t + c] > 0:
             if last < 0:
                 copy_into(inner, state)
                 R.apply_action(inner, R.RETURN_TOKEN + c, cards, nobles)
+                change = _table_change(ref, inner)
+                if change == 1:
+                    rivals = _rivals_from(terms, inner, mover)
+                _own_shortfalls(state, mover, terms)
             else:
-                inner[b + last] += 1
+                inner[t + last] += 1
                 inner[R.BANK + last] -= 1
-                inner[b + c] -= 1
+                inner[t + c] -= 1
                 inner[R.BANK + c] += 1
             last = c
-            value = _value_after(inner, mover, cards, nobles, weights, ref, terms, ref_rivals)
+            if change == 2:  # a noble's visit: everything again
+                value = _value_after(inner, mover, cards, nobles, weights, ref, terms, ref_rivals)
+            else:
+                colour = c if c < R.GOLD else -1
+                _own_market_terms(terms, colour, state[b + R.P_BONUS + c] + state[t + c] if colour >= 0 else 0,
+                                  np.float64(inner[t + R.GOLD]))
+                own = _own_sum(inner, mover, cards, nobles, weights, ref, terms)
+                value = _evaluate_with(inner, mover, weights, own, rivals)
             if best < 0 or value > best_value:
                 best = R.RETURN_TOKEN + c
                 best_value = value
     return best
 
 
-@njit(cache=True)
+# Inlined by numba into ``action_values``, its one caller: one separately compiled level less in greedy's chain
+# saves about as much cold compile as ``_best_return``'s inlined valuation costs (docs/benchmarks.md).
+@njit(cache=True, inline="always")
 def _lookahead_value(state, action, cards, nobles, weights, scratch, inner, mask, terms, rivals):
     """Value for the mover of ``action`` followed by the rest of the mover's turn: the sub-steps it
     leads to (returns down to 10 tokens, a noble choice) are played greedily, so a take that must be
