@@ -278,7 +278,7 @@ def _own_market_terms(terms, colour, had, gold):
 def _own_value(after, mover, cards, nobles, weights, ref, terms, change):
     """``player_value(after, mover, mover)`` from the parts in ``terms`` (kept for ``ref``) where the table
     ``change`` (``_table_change``) allows: the nobles' terms unless a buy changed the bonuses, and the market
-    cards' terms computed in one pass. A noble's visit (``change`` 2) computes it in full."""
+    cards' terms computed slot by slot from the kept costs. A noble's visit (``change`` 2) computes it in full."""
     if change == 2:
         return player_value(after, mover, mover, cards, nobles, weights)
     _own_shortfalls(after, mover, terms)
