@@ -11,3 +11,20 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before any te
 HELPERS = str(Path(__file__).resolve().parent / "helpers")
 if HELPERS not in sys.path:
     sys.path.insert(0, HELPERS)
+
+
+# The files that take longest (from an empty numba cache, as in CI), started first so that the two worker
+# processes end together: xdist hands out whole files (`--dist loadfile`) in collection order
+# (`--no-loadscope-reorder`), and a long file started last ran alone for up to a minute.
+LONGEST_FIRST = ("test_cli.py", "test_doctests.py", "test_typecheck.py", "arena/test_ray_arena.py",
+                 "ui/test_terminal.py")
+
+
+def pytest_collection_modifyitems(items):
+    tests = Path(__file__).resolve().parent
+
+    def rank(item):
+        path = Path(str(item.path)).relative_to(tests).as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a file and among the rest stays
