@@ -24,7 +24,8 @@ def pytest_collection_modifyitems(items):
     tests = Path(__file__).resolve().parent
 
     def rank(item):
-        path = Path(str(item.path)).relative_to(tests).as_posix()
-        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+        path = Path(str(item.path)).resolve()  # outside tests/ too (`pytest tests src --doctest-modules`)
+        name = path.relative_to(tests).as_posix() if path.is_relative_to(tests) else ""
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within a file and among the rest stays
