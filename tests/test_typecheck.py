@@ -2,7 +2,7 @@
 
 Skipped where mypy is not installed (it comes with the ``[dev]`` extra). The first run takes 45 s or so;
 later runs reuse mypy's cache (``.mypy_cache``, which mypy keeps out of git itself). ``conftest.py`` starts
-this file first, so the other worker process is not left idle at the end.
+this file among the first, so the other worker process is not left idle at the end.
 """
 
 from __future__ import annotations
