@@ -20,12 +20,16 @@ LONGEST_FIRST = ("test_cli.py", "test_doctests.py", "test_typecheck.py", "arena/
                  "ui/test_terminal.py")
 
 
-def pytest_collection_modifyitems(items):
-    tests = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent
+_renamed = [name for name in LONGEST_FIRST if not (TESTS / name).is_file()]
+if _renamed:  # a renamed file would quietly lose its place
+    raise FileNotFoundError(f"tests/conftest.py's LONGEST_FIRST names files that are not there: {', '.join(_renamed)}")
 
+
+def pytest_collection_modifyitems(items):
     def rank(item):
         path = Path(str(item.path)).resolve()  # outside tests/ too (`pytest tests src --doctest-modules`)
-        name = path.relative_to(tests).as_posix() if path.is_relative_to(tests) else ""
+        name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within a file and among the rest stays
