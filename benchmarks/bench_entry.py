@@ -35,6 +35,8 @@ from numba.extending import intrinsic
 
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.observe import observation_size
+from tabletop_rl.games.splendor.rules import NUM_ACTIONS
 from tabletop_rl.ui.bench import print_markdown
 
 
@@ -65,9 +67,9 @@ def _by_addresses(at, action):
     state = numba.carray(_pointer(at[0], numba.int16), at[6])
     cards = numba.carray(_pointer(at[1], numba.int16), (at[7], at[8]))
     nobles = numba.carray(_pointer(at[2], numba.int16), (at[9], at[10]))
-    mask = numba.carray(_pointer(at[3], numba.bool_), 72)
+    mask = numba.carray(_pointer(at[3], numba.bool_), at[12])
     obs = numba.carray(_pointer(at[4], numba.float32), at[11])
-    out_mask = numba.carray(_pointer(at[5], numba.bool_), 72)
+    out_mask = numba.carray(_pointer(at[5], numba.bool_), at[12])
     return state[0] + action + cards[0, 0] + nobles[0, 0] + mask[0] + obs[0] + out_mask[0] > -1
 
 
@@ -94,11 +96,11 @@ def main() -> None:
 
     game = SplendorGame(2, seed=1)
     state, cards, nobles, mask = game.state, game._cards, game._nobles, game._mask
-    obs, out_mask = np.zeros(game.observe(0).size, np.float32), np.zeros(72, np.bool_)
+    obs, out_mask = np.zeros(observation_size(2), np.float32), np.zeros(NUM_ACTIONS, np.bool_)
     for array, dtype in ((state, np.int16), (cards, np.int16), (nobles, np.int16)):
         assert array.dtype == dtype and array.flags.c_contiguous, "the kernels below assume int16 C arrays"
     at = np.array([a.ctypes.data for a in (state, cards, nobles, mask, obs, out_mask)]
-                  + [state.size, *cards.shape, *nobles.shape, obs.size], np.int64)
+                  + [state.size, *cards.shape, *nobles.shape, obs.size, NUM_ACTIONS], np.int64)
     arrays = Direct(_by_arrays)
     ints = Direct(_two_ints)
     addresses = Direct(_by_addresses)
@@ -135,14 +137,14 @@ def main() -> None:
 
     def fresh(n: int) -> None:
         for _ in range(n):
-            empty(size, f32), empty(72, boolean)
+            empty(size, f32), empty(NUM_ACTIONS, boolean)
 
     rows = [("a Python function, the same 7 arguments (yardstick)", python),
             ("numba's dispatcher, 7 arguments (6 arrays)", dispatcher),
             ("the compiled entry (`Direct`), 7 arguments: the package's call", direct),
             ("the compiled entry, 2 integers", two_ints),
             ("the compiled entry, 1 array of the 6 addresses + the action (not used)", by_addresses),
-            (f"`np.empty` of a fresh observation ({size} float32) and mask (72 bool)", fresh)]
+            (f"`np.empty` of a fresh observation ({size} float32) and mask ({NUM_ACTIONS} bool)", fresh)]
     times = _best_of(args.repeats, args.calls, [run for _, run in rows])
     print_markdown(["call", "ns a call", "against the yardstick"],
                    [[name, f"{t:.0f}", f"{t / times[0]:.2f}"] for (name, _), t in zip(rows, times)])
