@@ -1,10 +1,18 @@
 """Shared test setup: the helper modules in ``tests/helpers/`` (``positions``, ``reference_splendor``,
 ``fake_openai_server``) are importable from every test file as top-level modules; Ray, which reads its
-address policy when first imported, binds only to 127.0.0.1 in every test that starts it."""
+address policy when first imported, binds only to 127.0.0.1 in every test that starts it.
+
+The suite leaves the machine as it found it: hypothesis keeps no example database in the working folder, and
+a test after which ``/dev/null`` is no longer a character device fails, naming itself (a save aimed at the
+device once replaced it with a regular file, which breaks every program on the machine that writes to it)."""
 
 import os
+import stat
 import sys
 from pathlib import Path
+
+import pytest
+from hypothesis import settings
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before any test module imports ray
 
@@ -18,6 +26,18 @@ if HELPERS not in sys.path:
 # (`--no-loadscope-reorder`), and a long file started last ran alone for up to a minute.
 LONGEST_FIRST = ("test_cli.py", "test_doctests.py", "test_typecheck.py", "arena/test_ray_arena.py",
                  "ui/test_terminal.py")
+
+
+settings.register_profile("no-files", database=None)
+settings.load_profile("no-files")
+
+
+@pytest.fixture(autouse=True)
+def _null_device_stays_a_device():
+    yield
+    if not stat.S_ISCHR(os.stat(os.devnull).st_mode):
+        pytest.fail(f"{os.devnull} is no longer a character device: this test wrote over it "
+                    f"(as root, restore it with: rm -f {os.devnull} && mknod -m 666 {os.devnull} c 1 3)")
 
 
 TESTS = Path(__file__).resolve().parent

@@ -139,6 +139,17 @@ def test_a_piped_replay_is_plain_text(args):
     assert "\x1b[" not in tabletop(*args)
 
 
+@pytest.mark.parametrize("kind", ["named pipe", "folder"])
+def test_a_save_target_that_is_not_a_regular_file_is_refused_before_play(tmp_path, kind):
+    target = tmp_path / "target"
+    os.mkfifo(target) if kind == "named pipe" else target.mkdir()
+    result = subprocess.run([*COMMAND, "play", "splendor", "--vs", "random", "--save", str(target)],
+                            input="quit\n", capture_output=True, text=True, timeout=120, env=PLAIN)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"tabletop play: error: cannot save to {target}: it is a {kind}, not a regular file\n"
+    assert (target.is_fifo() if kind == "named pipe" else target.is_dir()) and os.listdir(tmp_path) == ["target"]
+
+
 def test_piped_play_is_plain_text(tmp_path):
     out = play(tmp_path, "board", "take:r,g,b", "1")
     assert "Legal moves" in out and "\x1b[" not in out
@@ -148,8 +159,8 @@ def test_piped_play_is_plain_text(tmp_path):
 COLOUR = re.compile(r"\x1b\[(?!0?m)[0-9;]*m")
 
 
-def test_on_a_terminal_colour_follows_no_color():
-    args, answers = ["play", "splendor", "--vs", "random", "--seed", "3", "--save", os.devnull], "quit\n"
+def test_on_a_terminal_colour_follows_no_color(tmp_path):
+    args, answers = ["play", "splendor", "--vs", "random", "--seed", "3", "--save", str(tmp_path / "s.json")], "quit\n"
     assert COLOUR.search(on_a_terminal(args, answers, PLAIN, tty_out=True))
     assert not COLOUR.search(on_a_terminal(args, answers, {**PLAIN, "NO_COLOR": "1"}, tty_out=True))
     assert COLOUR.search(on_a_terminal(args, answers, {**PLAIN, "NO_COLOR": ""}, tty_out=True))  # no-color.org

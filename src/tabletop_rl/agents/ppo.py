@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.policy import BasePolicy
 
 __all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "META_FILE", "PPOPolicy", "build_network", "check_meta",
@@ -114,10 +115,7 @@ def save_checkpoint(path: str | Path, network: Any, meta: Mapping[str, Any], opt
     data = {"format": CHECKPOINT_FORMAT, "meta": dict(meta), "model": state,
             "optimizer": optimizer.state_dict() if optimizer is not None else {}, "step": int(step),
             "args": dict(args or {}), "rng": dict(rng or {})}
-    partial = path.with_suffix(".pt.partial")
-    torch.save(data, partial)
-    partial.replace(path)
-    return path
+    return replace_file(path, lambda temp: torch.save(data, temp))
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:

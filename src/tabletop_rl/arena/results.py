@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from tabletop_rl.core.files import replace_file
+
 if sys.platform != "win32":
     import fcntl  # the run folder's lock; POSIX only, and without it a run simply takes no lock
 
@@ -269,16 +271,10 @@ def _write_config(out: Path, config: dict[str, Any]) -> None:
     """Write ``config.json`` whole or not at all (through a temporary file), so a full disk leaves no torn
     config to block the next run."""
     path = Path(out) / _CONFIG_FILE
-    temp = path.with_name(_CONFIG_FILE + ".tmp")
+    text = json.dumps(config, indent=2) + "\n"
     try:
-        with open(temp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(config, indent=2) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
+        replace_file(path, lambda temp: temp.write_text(text, encoding="utf-8"), fsync=True)
     except OSError as e:
-        with suppress(OSError):
-            temp.unlink()
         raise RunFolderError.from_os("write", path, e) from None
 
 

@@ -42,6 +42,7 @@ from tabletop_rl.agents.ppo import (
 )
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_ppo_model_path
+from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
@@ -253,9 +254,8 @@ class ReplayBuffer:
 
     def save(self, path: Path, iteration: int) -> None:
         """Write ``path`` (.npz) with the iteration it belongs to; written beside and renamed into place."""
-        partial = path.with_name(path.stem + ".partial.npz")
-        np.savez(partial, iteration=iteration, next=self.next, size=self.size, **self.data._asdict())
-        partial.replace(path)
+        replace_file(path, lambda temp: np.savez(temp, iteration=iteration, next=self.next, size=self.size,
+                                                 **self.data._asdict()))
 
     def load(self, path: Path) -> int:
         """Fill from a file ``save`` wrote (the newest rows when it held more); returns its iteration."""

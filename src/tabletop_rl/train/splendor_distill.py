@@ -41,6 +41,7 @@ from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import build_network, masked_logits, save_checkpoint
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_az_model_path
+from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
@@ -202,9 +203,7 @@ def _write(folder: Path, games: list[tuple[Positions, int]]) -> None:
     columns: dict[str, Any] = {name: np.concatenate([getattr(p, name) for p, _ in games]) for name in Positions._fields}
     index = np.concatenate([np.full(len(p.values), i, np.int64) for p, i in games])
     path = folder / f"games_{min(i for _, i in games):07d}_{len(games)}.npz"
-    partial = path.with_name(path.stem + ".partial.npz")
-    np.savez(partial, games=index, **columns)
-    partial.replace(path)
+    replace_file(path, lambda temp: np.savez(temp, games=index, **columns))
 
 
 def _files(folder: Path) -> list[Path]:

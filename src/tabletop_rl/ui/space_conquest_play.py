@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import LLMError
+from tabletop_rl.core.files import replace_file
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import MOVE_HELP as HELP
@@ -191,9 +192,11 @@ def _write_save(session: _Session, path: str) -> str | None:
     key = os.path.realpath(path)
     if os.path.exists(path) and key not in session.own:
         return f"{path} already exists and holds another game; choose another name"
+    text = json.dumps(session.save_data(), separators=(",", ":"))
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps(session.save_data(), separators=(",", ":")))
+        replace_file(path, lambda temp: temp.write_text(text, encoding="utf-8"))
+    except ValueError as e:
+        return str(e)
     except OSError as e:
         return f"cannot save to {path}: {e.strerror}"
     session.own.add(key)

@@ -27,6 +27,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.llm import accounting_lines, note_lines
 from tabletop_rl.arena.results import load_games
 from tabletop_rl.arena.schedule import derive_seed
+from tabletop_rl.core.files import check_save_target, replace_file
 from tabletop_rl.core.game import Game, entry_moves, use_color
 from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import check_options, game_class, policy_game
@@ -116,13 +117,11 @@ def _save_problem(data: dict[str, Any]) -> str | None:
 
 def save_table(table: Table, path: Path) -> None:
     """Everything needed to go on: the position (hidden cards included, so do not read it), seats, seed.
-    Written whole or not at all (through a temporary file beside it), so a crash never leaves half a save."""
+    Written whole or not at all, and only over a regular file (``core.files.replace_file``)."""
     data = {"format": SAVE_FORMAT, "game": table.game, "seat": table.seat, "players": table.specs,
             "seed": table.seed, "position": json.loads(table.state.to_json())}
-    path = Path(path)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    text = json.dumps(data) + "\n"
+    replace_file(path, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 
 def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_players: int = 2, seat: int = 0,
@@ -130,6 +129,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
                   stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Play a game in the terminal; returns an exit status (0: finished or saved)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    check_save_target(save)  # before the game, not after a person has played it
     table = load_table(load) if load is not None else new_table(game, vs or ["greedy"], num_players, seat, seed)
     state = table.state
     if state.simultaneous:  # a game played in tabletop web: this loop asks one seat at a time

@@ -25,11 +25,12 @@ import random
 import threading
 import time
 import urllib.parse
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
+
+from tabletop_rl.core.files import replace_file
 
 __all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "PROVIDER_KEY_HOSTS", "ChatBackend", "ChatClient",
            "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError", "LLMUnavailableError",
@@ -418,10 +419,8 @@ class ResponseCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"text": reply.text, "finish_reason": reply.finish_reason, "usage": asdict(reply.usage),
                 "latency_s": reply.latency_s, "tool_calls": [asdict(call) for call in reply.tool_calls]}
-        # Written aside and renamed, so a concurrent reader never sees half a file.
-        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        text = json.dumps(data)
+        replace_file(path, lambda temp: temp.write_text(text))  # a concurrent reader never sees half a file
 
 
 # --- per-server concurrency -------------------------------------------------------------------------

@@ -1,0 +1,75 @@
+"""Writing a file whole or not at all, and only over a regular file.
+
+Every save of the library (a table, a run's config, a checkpoint, a cached LLM reply) writes a temporary file
+beside its target and renames it into place, so a crash never leaves half a file. A rename replaces whatever
+the target is: aimed at ``/dev/null`` by a user's ``--save``, it would turn the device into a regular file and
+break the machine for every other program (as root, the only user for whom that rename succeeds). So the
+target must be a regular file or not exist yet; a device, a folder or a link to either is refused before
+anything is written.
+
+>>> import tempfile; from pathlib import Path
+>>> folder = Path(tempfile.mkdtemp())
+>>> replace_file(folder / "a.txt", lambda temp: temp.write_text("hello")); (folder / "a.txt").read_text()
+'hello'
+>>> replace_file(folder, lambda temp: temp.write_text("hello"))
+Traceback (most recent call last):
+ValueError: cannot save to ... it is a folder, not a regular file
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+
+__all__ = ["check_save_target", "replace_file"]
+
+
+def check_save_target(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a ``Path`` when a save may replace it (a regular file, or nothing yet); ``ValueError``
+    naming what it is otherwise. A link counts as what it points to."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise ValueError(f"cannot save to {path}: it is a link to nothing, not a regular file") from None
+        return path
+    except OSError as e:
+        raise ValueError(f"cannot save to {path}: {e.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"cannot save to {path}: it is {_kind(mode)}, not a regular file")
+    return path
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a named pipe" if stat.S_ISFIFO(mode) else "a socket"
+
+
+def replace_file(path: str | os.PathLike[str], write: Callable[[Path], object], fsync: bool = False) -> Path:
+    """Write ``path`` whole or not at all: ``write(temp)`` fills a temporary file beside it, which then replaces
+    ``path``. ``ValueError`` (nothing written) when ``path`` is not a regular file (``check_save_target``); the
+    temporary file is removed when ``write`` fails. ``fsync``: flush it to disk before the rename. Returns
+    ``path`` as a ``Path``."""
+    path = check_save_target(path)
+    # unique, so two writers of one path never share a temporary file; the suffix keeps what savers that
+    # add their own extension (numpy's .npz) recognise
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp{path.suffix}")
+    try:
+        write(temp)
+        if fsync:
+            with open(temp, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(OSError):
+            temp.unlink()
+        raise
+    return path
