@@ -7,13 +7,9 @@ break the machine for every other program (as root, the only user for whom that 
 target must be a regular file or not exist yet; a device, a folder or a link to either is refused before
 anything is written.
 
->>> import tempfile; from pathlib import Path
->>> folder = Path(tempfile.mkdtemp())
->>> replace_file(folder / "a.txt", lambda temp: temp.write_text("hello")); (folder / "a.txt").read_text()
-'hello'
->>> replace_file(folder, lambda temp: temp.write_text("hello"))
+>>> replace_file("/dev/null", lambda temp: temp.write_text("hello"))
 Traceback (most recent call last):
-ValueError: cannot save to ... it is a folder, not a regular file
+ValueError: cannot save to /dev/null: it is a device, not a regular file
 """
 
 from __future__ import annotations
