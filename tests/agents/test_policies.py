@@ -202,8 +202,8 @@ def test_greedy_needs_the_game_and_the_seat_to_act():
     policy = make_policy("greedy", game="splendor")
     with pytest.raises(ValueError, match=r"greedy needs info="):
         policy.act(None, g.legal_mask(), {})
-    with pytest.raises(ValueError, match=r"info\['player'\] is 1 but player 0 is to act"):
-        policy.act(None, g.legal_mask(), {"game": g, "player": 1})
+    with pytest.raises(ValueError, match=r"greedy: the view's seat is 1 but seat 0 is to act"):
+        policy.act(None, g.legal_mask(), g.policy_info(1))
 
 
 # --- legal play --------------------------------------------------------------------------------

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import operator
 import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "TurnBased", "TurnBasedGame", "as_index", "dense_ranks",
-           "entry_moves", "policy_answer", "quote", "step_entry", "use_color"]
+__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "SeatView", "TurnBased", "TurnBasedGame", "as_index",
+           "dense_ranks", "entry_moves", "policy_answer", "quote", "step_entry", "use_color", "view_game_and_seat"]
 
 #: The mask types a game's fused steps write (bool, int8), by every name numpy takes for them, to their dtype: a
 #: lookup, not a conversion, on every step. Any other type takes the contract's default steps.
@@ -102,6 +104,60 @@ class IllegalActionError(ValueError):
         super().__init__(f"{where}: {reason}" if where else reason)
 
 
+_VIEW_KEYS = ("seat", "player", "game")
+
+
+@dataclass(frozen=True, eq=False)
+class SeatView(Mapping[str, Any]):
+    """What a policy is handed besides its observation and mask (``Game.policy_info``), the same in every game:
+    ``seat`` (the one to answer), ``player`` (the one scored for it: the partnership in Klaverjas) and ``game``,
+    an information-set copy of the match as that seat knows it.
+
+    The copy holds nothing the seat cannot see: hidden cards are replaced by stand-ins that depend only on what
+    the seat knows (Splendor: the unseen cards in order of id; Klaverjas: the other hands empty; Space Conquest:
+    the fog copy), and the seed and random stream are cleared. So two matches that differ only in what the
+    seat cannot see give equal views, and nothing a policy does to its view reaches the match: a policy never
+    holds the live game. A search policy re-deals the hidden parts itself (``game.seat_view(seat, seed)``).
+
+    It reads as a mapping too (``info["game"]``, ``info.get("player")``), with exactly these three keys.
+
+    >>> from tabletop_rl.games import game_class
+    >>> live = game_class("splendor").new(seed=7, num_players=2)
+    >>> view = live.policy_info(0)
+    >>> view.seat, view["player"], view.game is live, sorted(view)
+    (0, 0, False, ['game', 'player', 'seat'])
+    """
+
+    seat: int
+    player: int
+    game: Any
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _VIEW_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_VIEW_KEYS)
+
+    def __len__(self) -> int:
+        return len(_VIEW_KEYS)
+
+
+def view_game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
+    """The game and seat of a policy's ``info``: a ``SeatView``, or a mapping with its keys (where ``seat`` is
+    missing, ``player`` names the seat, as in a hand-built ``{"game": ..., "player": ...}``); ``ValueError``
+    naming ``policy`` when either is missing.
+
+    >>> view_game_and_seat({"game": "g", "player": 1}, "greedy")
+    ('g', 1)
+    """
+    game, seat = info.get("game"), info.get("seat", info.get("player"))
+    if game is None or seat is None:
+        raise ValueError(f"{policy} needs info=game.policy_info(seat), the seat's view, got keys {sorted(info)}")
+    return game, as_index(seat, "the view's seat")
+
+
 @runtime_checkable
 class Game(Protocol):
     """One match of a game, as everything above the games layer sees it (module docstring)."""
@@ -145,12 +201,14 @@ class Game(Protocol):
         """``seat``'s observation vector: what it may see, nothing hidden from it."""
         ...
 
-    def policy_info(self, seat: int) -> dict[str, Any]:
-        """What a policy gets besides observation and mask: the game as ``seat`` knows it, and ``player``."""
+    def policy_info(self, seat: int) -> SeatView:
+        """What a policy gets besides observation and mask: ``seat``'s view (``SeatView``), a copy holding only
+        what that seat knows, equal for two matches that differ only in what it cannot see."""
         ...
 
     def seat_view(self, seat: int, seed: int) -> Game:
-        """An information-set copy for search: what ``seat`` cannot see re-dealt (or fogged) from ``seed``."""
+        """A copy for search: what ``seat`` cannot see re-dealt from ``seed`` consistently with what it knows
+        (a game that cannot re-deal gives its information-set copy)."""
         ...
 
     def move_record(self, seat: int, action: Any) -> Any:

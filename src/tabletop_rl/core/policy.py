@@ -61,8 +61,8 @@ class PolicyStats:
 class Policy(Protocol):
     """Anything that picks a legal action. ``reset(seed)`` (start of a game) is optional.
 
-    ``info`` carries what a policy may need beyond the observation; for Splendor
-    ``{"game": SplendorGame, "player": seat}``. A policy uses only what ``player`` can see.
+    ``info`` carries what a policy may need beyond the observation: the seat's view (``core.game.SeatView``,
+    from ``game.policy_info(seat)``), an information-set copy of the match, never the live game.
     """
 
     name: str

@@ -228,7 +228,7 @@ class SpecHook:
         actions = np.empty(len(envs), np.int64)
         for k, i in enumerate(envs):
             game = SplendorGame._from_state(self.env.states[i].copy())
-            actions[k] = self.policy.act(observations[k], masks[k], {"game": game, "player": game.current_player})
+            actions[k] = self.policy.act(observations[k], masks[k], game.policy_info(game.current_player))
         return actions
 
 

@@ -202,7 +202,7 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
             visits = mask.astype(np.float32)
         else:
             search.temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
-            action = search.act(observation, mask, {"game": game, "player": seat})
+            action = search.act(observation, mask, game.policy_info(seat))
             visits = np.where(mask, search.root_visits(), 0).astype(np.float32)
         observations.append(observation)
         masks.append(mask)
@@ -444,7 +444,7 @@ def _search_match(net: Net, args: Args) -> dict[str, float]:
         while not game.is_over:
             mover = game.current_player
             policy = search if mover == seat else other
-            game.step(policy.act(game.observe(mover), game.legal_mask(), {"game": game, "player": mover}))
+            game.step(policy.act(game.observe(mover), game.legal_mask(), game.policy_info(mover)))
         if seat in game.winners:
             wins, draws = (wins + 1, draws) if len(game.winners) == 1 else (wins, draws + 1)
     low, high = wilson_interval(wins + draws / 2, args.eval_search_games)

@@ -162,7 +162,7 @@ def label_game(student: Net, index: int, setup: Labelling) -> tuple[Positions, i
     observations, masks, policies, seats = [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
-        observation, info = game.observe(seat), {"game": game, "player": seat}
+        observation, info = game.observe(seat), game.policy_info(seat)
         if mask.sum() == 1:  # a forced move: nothing to ask, the target is certain
             action = int(np.argmax(mask))
             target = mask.astype(np.float32)

@@ -8,6 +8,7 @@ import pytest
 from tabletop_rl.agents import make_policy
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import determinize, excluded_by_play, hidden_constraints
+from tabletop_rl.games.klaverjas.game import KlaverjasGame
 from tabletop_rl.games.klaverjas.solver import card_values_of
 
 
@@ -91,7 +92,7 @@ def test_policies_play_whole_deals_legally(spec):
             R.legal_mask(state, mask)
             seat = int(state[R.CURRENT])
             use_policy = int(state[R.PHASE]) == R.BIDDING or steps >= skip
-            action = (policies[seat].act(None, mask, {"state": state, "player": seat}) if use_policy
+            action = (policies[seat].act(None, mask, KlaverjasGame(state).policy_info(seat)) if use_policy
                       else int(rng.choice(np.flatnonzero(mask))))
             assert mask[action]
             R.apply_action(state, action)
@@ -106,7 +107,7 @@ def test_heuristic_takes_cheaply_smears_on_partner_and_pulls_trumps():
         state = R.position(hands, "H", leader, table, maker=maker)
         mask = np.zeros(R.NUM_ACTIONS, np.bool_)
         R.legal_mask(state, mask)
-        return R.card_name(policy.act(None, mask, {"state": state, "player": int(state[R.CURRENT])}))
+        return R.card_name(policy.act(None, mask, KlaverjasGame(state).policy_info(int(state[R.CURRENT]))))
 
     # last to play, opponent holds the trick with KS: take it with 10S, not AS
     assert choose({3: ["AS", "10S", "7S"]}, ["KS", "QS", "8S"], leader=0) == "10S"
@@ -129,7 +130,7 @@ def test_search_plays_the_best_mean_over_its_determinised_deals(objective):
     policy = SearchPolicy(samples=5, seed=21, objective=objective)
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     R.legal_mask(state, mask)
-    action = policy.act(None, mask, {"state": state, "player": seat})
+    action = policy.act(None, mask, KlaverjasGame(state).policy_info(seat))
     rng = np.random.default_rng(21)
     totals: dict[int, float] = {}
     for _ in range(5):
@@ -175,7 +176,7 @@ def test_heuristic_kraak_rule(hand, expected):
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     R.legal_mask(state, mask)
     policy = make_policy("heuristic", game="klaverjas")
-    assert policy.act(None, mask, {"state": state, "player": 1}) == expected
+    assert policy.act(None, mask, KlaverjasGame(state).policy_info(1)) == expected
 
 
 def test_heuristic_rekraak_rule():
@@ -186,7 +187,7 @@ def test_heuristic_rekraak_rule():
     for hand, expected in ((strong, R.REKRAAK), (weak, R.PASS)):
         state = doubling_position(["QH", "8C", "9C", "10C", "7D", "10D", "JD", "QD"], maker_hand=hand)
         R.legal_mask(state, mask)
-        assert policy.act(None, mask, {"state": state, "player": 0}) == expected
+        assert policy.act(None, mask, KlaverjasGame(state).policy_info(0)) == expected
 
 
 def test_search_doubles_from_its_estimate_of_the_makers_margin():
@@ -201,7 +202,7 @@ def test_search_doubles_from_its_estimate_of_the_makers_margin():
     view[R.HAND] = view[R.HAND + 2] = view[R.HAND + 3] = 0
     margin = SearchPolicy(samples=3, seed=4).makers_margin(view, 1)
     assert margin < 0  # the defender holds the four best trumps and three aces: the makers go nat
-    action = SearchPolicy(samples=3, seed=4).act(None, mask, {"state": view, "player": 1})
+    action = SearchPolicy(samples=3, seed=4).act(None, mask, KlaverjasGame(view).policy_info(1))
     assert action == R.KRAAK
 
 
@@ -216,7 +217,7 @@ def test_policies_play_kraken_deals(spec):
         seat = int(state[R.CURRENT])
         early = int(state[R.PHASE]) == R.PLAYING and int(state[R.TRICK_NO]) < 3 and spec.startswith("search")
         action = (int(rng.choice(np.flatnonzero(mask))) if early
-                  else policies[seat].act(None, mask, {"state": state, "player": seat}))
+                  else policies[seat].act(None, mask, KlaverjasGame(state).policy_info(seat)))
         assert mask[action]
         R.apply_action(state, action)
     assert int(state[R.MULTIPLIER]) in (1, 2, 4)

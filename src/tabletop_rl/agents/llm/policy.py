@@ -17,7 +17,7 @@ stops the match and ``LLMUnavailableError`` (retries spent) makes it void.
 ...         return ChatReply('{"reasoning": "gems first", "action": "take:white,blue,green"}', "stop")
 >>> game = SplendorGame(2, seed=1)
 >>> p = LLMPolicy(backend=Scripted())
->>> p.act(None, game.legal_mask(), {"game": game, "player": 0})
+>>> p.act(None, game.legal_mask(), game.policy_info(0))
 0
 >>> p.accounting["attempts"], p.moves[0].reasoning
 (1, 'gems first')
@@ -52,6 +52,7 @@ from tabletop_rl.agents.llm.client import (
     key_env_vars,
 )
 from tabletop_rl.agents.registry import Option, make_policy
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
@@ -365,9 +366,7 @@ class LLMPolicy(BasePolicy):
         return f"no usable reply in {last.attempts} attempt(s), last error: {last.errors[-1]}"
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
-        game, seat = info.get("game"), info.get("player")
-        if game is None or seat is None:
-            raise ValueError(f"{self.name} needs info={{'game': <game>, 'player': seat}}")
+        game, seat = view_game_and_seat(info, self.name)
         prompt = self._prompt or _prompt_for(game)
         legal = np.flatnonzero(mask).tolist()
         record = MoveRecord(seat=int(seat), ply=getattr(game, "ply", None))

@@ -16,7 +16,7 @@ is spent, or ``max_retries`` replies in a row called no tool, the ``fallback`` o
 ...         call = ToolCall("c1", "submit_orders", '{"orders": {"moves": []}}')
 ...         return ChatReply("", "tool_calls", tool_calls=(call,))
 >>> p = ToolLLMPolicy(backend=Passer())
->>> p.act(None, None, {"game": SpaceConquestGame(seed=1), "player": 0}), p.accounting["tool_calls"]
+>>> p.act(None, None, SpaceConquestGame(seed=1).policy_info(0)), p.accounting["tool_calls"]
 ({'moves': []}, 1)
 """
 
@@ -39,6 +39,7 @@ from tabletop_rl.agents.llm.client import (
 from tabletop_rl.agents.llm.policy import LLM_OPTIONS, MoveRecord, ReplyError, chat_client, summarize_moves
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
 from tabletop_rl.agents.registry import Option
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import SpaceConquestPolicy, plan_orders
@@ -134,9 +135,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
                 "max_tool_calls": self.max_tool_calls, "mode": _MODE}
 
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> dict[str, Any]:
-        game, seat = info.get("game"), info.get("player")
-        if game is None or seat is None:
-            raise ValueError(f"{self.name} needs info={{'game': <SpaceConquestGame>, 'player': seat}}")
+        game, seat = view_game_and_seat(info, self.name)
         tools = self._tools_for(game, int(seat))
         record = _TurnRecord(seat=int(seat), ply=game.turn, mode=_MODE)
         self.moves.append(record)

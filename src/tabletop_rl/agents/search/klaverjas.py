@@ -6,10 +6,11 @@ true deal. Trump choice is the heuristic's (``games/klaverjas/baselines.py``). T
 (``pimc_card_samples``, ``card_means``) labels the training data of the local model
 (``train/klaverjas_teacher.py``).
 
+>>> from tabletop_rl.games.klaverjas.game import KlaverjasGame
 >>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP + 1)
 >>> mask = np.zeros(R.NUM_ACTIONS, np.bool_); _ = R.legal_mask(s, mask)
 >>> policy = SearchPolicy(samples=2, seed=0)
->>> card = policy.act(None, mask, {"state": s, "player": int(s[R.CURRENT])})
+>>> card = policy.act(None, mask, KlaverjasGame(s).policy_info(int(s[R.CURRENT])))
 >>> bool(mask[card]), policy.stats.nodes > 0
 (True, True)
 """
@@ -39,7 +40,8 @@ def pimc_card_samples(state: np.ndarray, seat: int, samples: int, rng: np.random
     (``solver.card_values``: the rest of the deal's points for the seat's team minus the other's) of each
     legal card, NaN for the others. ``table``: a ``solver.new_table()`` to reuse across calls.
 
-    >>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP + 1)
+    >>> from tabletop_rl.games.klaverjas.game import KlaverjasGame
+>>> s = R.new_state(seed=2); R.apply_action(s, R.NAME_TRUMP + 1)
     >>> values = pimc_card_samples(s, 0, 2, np.random.default_rng(0), new_table(12))
     >>> values.shape, np.flatnonzero(~np.isnan(values[0])).tolist() == R.cards_of(int(s[R.HAND]))
     ((2, 32), True)

@@ -8,7 +8,7 @@ loops are numba functions over preallocated arrays; the Python classes only set 
 >>> from tabletop_rl import SplendorGame
 >>> from tabletop_rl.agents import make_policy
 >>> g = SplendorGame(2, seed=3)
->>> info = {"game": g, "player": g.current_player}
+>>> info = g.policy_info(g.current_player)
 >>> emm = make_policy("expectiminimax:depth=2,budget_ms=0,nodes=2000", "splendor", seed=1)
 >>> mcts = make_policy("mcts:simulations=50", "splendor", seed=1)
 >>> all(bool(g.legal_mask()[p.act(None, g.legal_mask(), info)]) for p in (emm, mcts))

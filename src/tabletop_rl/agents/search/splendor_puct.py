@@ -16,7 +16,7 @@ one position at a time.
 >>> net = random_net(hidden=(8,), seed=0)
 >>> policy = PUCTPolicy(net, simulations=30, seed=1)
 >>> g = SplendorGame(2, seed=3)
->>> bool(g.legal_mask()[policy.act(None, g.legal_mask(), {"game": g, "player": 0})])
+>>> bool(g.legal_mask()[policy.act(None, g.legal_mask(), g.policy_info(0))])
 True
 """
 

@@ -1,9 +1,8 @@
 """Klaverjas baselines: the rule-based ``heuristic`` and the distilled ``model`` (registered, with the
 determinised ``search`` of ``tabletop_rl.agents.search.klaverjas``, by ``tabletop_rl.agents.klaverjas``).
 
-Policies get ``info={"state": row, "player": seat}`` (``KlaverjasGame.policy_info``; an
-``info["game"]`` holding a ``KlaverjasGame`` is read through its ``state``). They read only what ``seat``
-may see: its own hand and the public record.
+Policies get the seat's view (``KlaverjasGame.policy_info``, a ``SeatView``), whose game holds only what
+the seat may see: its own hand and the public record.
 
 ``heuristic`` (deterministic), for trump choice: a suit's strength is its trump points in hand plus
 10 per card; name the strongest suit (pass under ``free_with_pass`` / ``proposed_suit`` when it is
@@ -18,7 +17,8 @@ redoubles (rekraak) at 75 or more. For play, each legal card gets a score and th
 
 >>> from tabletop_rl.games.klaverjas import rules as R
 >>> s = R.position({0: ["AS"], 1: ["7S"], 2: ["9H"], 3: ["8S", "10S"]}, "H", leader=0, table=["AS", "7S", "9H"])
->>> R.card_name(HeuristicPolicy("heuristic").act(None, _mask(s), {"state": s, "player": 3}))
+>>> from tabletop_rl.games.klaverjas.game import KlaverjasGame
+>>> R.card_name(HeuristicPolicy("heuristic").act(None, _mask(s), KlaverjasGame(s).policy_info(3)))
 '8S'
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
@@ -47,16 +48,13 @@ def _mask(state: np.ndarray) -> np.ndarray:
 
 
 def state_and_seat(info: Mapping[str, Any], policy: str) -> tuple[np.ndarray, int]:
-    """``info``'s state row and seat, checked: the seat must be the one to act."""
-    state = info.get("state")
-    if state is None and info.get("game") is not None:
-        state = getattr(info["game"], "state", info["game"])
-    seat = info.get("player")
-    if state is None or seat is None:
-        raise ValueError(f"{policy} needs info={{'state': klaverjas state row, 'player': seat}}")
+    """The state row of the view's game and its seat (``core.game.view_game_and_seat``), checked: the seat must
+    be the one to act."""
+    game, seat = view_game_and_seat(info, policy)
+    state = game.state
     if int(state[R.CURRENT]) != seat:
-        raise ValueError(f"{policy}: info['player'] is {seat} but player {int(state[R.CURRENT])} is to act")
-    return state, int(seat)
+        raise ValueError(f"{policy}: the view's seat is {seat} but seat {int(state[R.CURRENT])} is to act")
+    return state, seat
 
 
 # --- trump choice ---------------------------------------------------------------------------------

@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, TurnBased, as_index, dense_ranks, quote
+from tabletop_rl.core.game import (
+    FUSED_MASK_TYPES,
+    IllegalActionError,
+    SeatView,
+    TurnBased,
+    as_index,
+    dense_ranks,
+    quote,
+)
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
@@ -143,8 +151,12 @@ class KlaverjasGame(TurnBased):
     def observe(self, seat: int) -> np.ndarray:
         return observe(self.state, seat)
 
-    def policy_info(self, seat: int) -> dict[str, Any]:
-        return {"state": R.seat_view(self.state, seat), "player": seat}
+    def policy_info(self, seat: int) -> SeatView:
+        """``seat``'s view (``SeatView``): a copy holding its own hand and the public record, the other hands
+        empty and the dealing random stream cleared (``rules.seat_view``); ``player`` is its partnership."""
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
+            raise ValueError(f"seat must be in 0..3, got {quote(seat)}")
+        return SeatView(int(seat), int(seat) % 2, KlaverjasGame(R.seat_view(self.state, int(seat))))
 
     def seat_view(self, seat: int, seed: int) -> KlaverjasGame:
         """The other hands re-dealt from ``seed`` consistently with what ``seat`` has seen."""

@@ -2,8 +2,8 @@
 and ``play_match`` to pit two policies.
 
 A Space Conquest policy's ``act(observation, action_mask, info)`` returns an env action: the RL
-vector (``random``) or JSON orders (``heuristic``). ``info`` holds ``{"game": SpaceConquestGame,
-"player": seat}`` where the game is a ``fog_copy``: only what that seat knows (``observe.policy_info``).
+vector (``random``) or JSON orders (``heuristic``). ``info`` is the seat's view
+(``SeatView``) whose game is a ``fog_copy``: only what that seat knows (``observe.policy_info``).
 
 >>> result = play_match(HeuristicPolicy(), RandomPolicy(seed=1), seed=3)
 >>> result["winner"] in (0, 1, None), result["turn"] >= 2
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.policy import SeededPolicy
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
@@ -83,7 +84,8 @@ class RandomPolicy(SpaceConquestPolicy):
 
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> np.ndarray:
         if action_mask is None:
-            action_mask = O.encode(info["game"].state, info["player"])[1]
+            game, seat = view_game_and_seat(info, self.name)
+            action_mask = O.encode(game.state, seat)[1]
         if isinstance(action_mask, tuple):  # gymnasium's per-dimension form
             action_mask = np.concatenate(action_mask)
         action = np.zeros(O.ACTION_NVEC.size, np.int64)
@@ -105,8 +107,8 @@ class HeuristicPolicy(SpaceConquestPolicy):
         self.margin = margin
 
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> dict[str, Any]:
-        view = info.get("view") or O.player_view(info["game"], info["player"])
-        return plan_orders(view, self.weights, self.margin)
+        game, seat = view_game_and_seat(info, self.name)
+        return plan_orders(O.player_view(game, seat), self.weights, self.margin)
 
 
 def _dist(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import dense_ranks, quote
+from tabletop_rl.core.game import SeatView, dense_ranks, quote
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import (
@@ -121,7 +121,7 @@ class SpaceConquestGame:
     def observe(self, seat: int) -> np.ndarray:
         return O.encode(self.state, seat)[0]
 
-    def policy_info(self, seat: int) -> dict[str, Any]:
+    def policy_info(self, seat: int) -> SeatView:
         return O.policy_info(self, seat)
 
     def seat_view(self, seat: int, seed: int) -> SpaceConquestGame:

@@ -11,7 +11,7 @@ and opponents' blind reserves as unknown cards (``_hide_drawn_card`` and ``UNKNO
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(2, seed=1)
 >>> p = GreedyPolicy()
->>> a = p.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+>>> a = p.act(None, g.legal_mask(), g.policy_info(g.current_player))
 >>> bool(g.legal_mask()[a]), p.stats.decisions, p.stats.nodes == len(g.legal_actions())
 (True, 1, True)
 """
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
@@ -498,13 +499,11 @@ def greedy_action(state, cards, nobles, weights, mask, scratch):
 
 # --- Python policies -------------------------------------------------------------------------------
 def game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
-    """``info["game"]`` and ``info["player"]``, checked: the seat must be the one to act."""
-    game, seat = info.get("game"), info.get("player")
-    if game is None or seat is None:
-        raise ValueError(f"{policy} needs info={{'game': SplendorGame, 'player': seat}}")
+    """The view's game and seat (``core.game.view_game_and_seat``), checked: the seat must be the one to act."""
+    game, seat = view_game_and_seat(info, policy)
     if game.current_player != seat:
-        raise ValueError(f"{policy}: info['player'] is {seat} but player {game.current_player} is to act")
-    return game, int(seat)
+        raise ValueError(f"{policy}: the view's seat is {seat} but seat {game.current_player} is to act")
+    return game, seat
 
 
 class GreedyPolicy(BasePolicy):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, TurnBased, dense_ranks, quote
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, SeatView, TurnBased, dense_ranks, quote
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
@@ -71,6 +71,7 @@ def check_max_plies(max_plies: Any, minimum: int = 1) -> int:
 _CHECKED_STEP, _ENCODE = Direct(R.checked_step), Direct(encode_into)
 _STEP_VS_RANDOM, _PLAY_RANDOM_UNTIL = Direct(R.step_vs_random), Direct(R.play_random_until)
 _RESET, _LEGAL_MASK = Direct(R.reset_state), Direct(R.legal_mask)  # a new game: every env reset
+_HIDE = Direct(R.hide_state)  # every policy decision
 _FLOAT32 = np.dtype(np.float32)
 _MASK_DTYPES = tuple(dict.fromkeys(FUSED_MASK_TYPES.values()))  # bool, int8: the one map's dtypes, in order
 #: The fused steps (``step_observe``, ``step_vs_random_observe``), one compiled entry per mask type: bool (index 0,
@@ -234,9 +235,14 @@ class SplendorGame(TurnBased):
             return self._mask.astype(dtype)
         return np.zeros(NUM_ACTIONS, dtype)
 
-    def policy_info(self, seat: int) -> dict[str, Any]:
-        """Search policies determinise from the game themselves (``seat_view``); none reads its hidden cards."""
-        return {"game": self, "player": seat}
+    def policy_info(self, seat: int) -> SeatView:
+        """``seat``'s view (``SeatView``): a copy whose cards ``seat`` cannot see (deck orders, the other
+        players' blind reserves) are the unseen cards in order of id, level by level, and whose playout random
+        stream is cleared."""
+        seat = _check_seat(self, seat)
+        state = self.state.copy()
+        _HIDE.call(state, seat)
+        return SeatView(seat, seat, SplendorGame._from_state(state))
 
     def seat_view(self, seat: int, seed: int) -> SplendorGame:
         return self.determinize(seat, seed)
@@ -393,10 +399,8 @@ class SplendorGame(TurnBased):
         Deck orders and other players' blind-reserved cards are shuffled together, level by level
         (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
         """
-        if not 0 <= player < self.num_players:
-            raise ValueError(f"player must be in 0..{self.num_players - 1}, got {quote(player)}")
         state = self.state.copy()
-        R.determinize_state(state, player, _seed_int(seed))
+        R.determinize_state(state, _check_seat(self, player), _seed_int(seed))
         return SplendorGame._from_state(state)
 
     # --- JSON ----------------------------------------------------------------------------
@@ -420,6 +424,13 @@ class SplendorGame(TurnBased):
     def __repr__(self) -> str:
         status = "over" if self.is_over else f"player {self.current_player} to act ({self.phase})"
         return f"SplendorGame({self.num_players} players, ply {self.ply}, scores {self.scores}, {status})"
+
+
+def _check_seat(g: SplendorGame, seat: Any) -> int:
+    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) \
+            or not 0 <= seat < g.num_players:
+        raise ValueError(f"seat must be in 0..{g.num_players - 1}, got {quote(seat)}")
+    return int(seat)
 
 
 def _check_level(level: Any) -> int:

@@ -28,10 +28,10 @@ __all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_R
            "RESERVE_DECK", "RETURN", "RETURN_TOKEN", "RNG", "SLOTS_PER_LEVEL", "START", "STATE_DTYPE", "STATE_SIZE",
            "STATUS", "TABLE_NOBLES", "TAKE1", "TAKE2_DIFF", "TAKE2_SAME", "TAKE3", "TOKEN_LIMIT", "TOKEN_NAMES",
            "TRIPLES", "TRIPLE_BITS", "TRUNCATED", "WIN_POINTS", "apply_action", "checked_step", "determinize_state",
-           "end_reward", "get_wide", "legal_mask", "legal_masks_batch", "legal_set", "level_of", "new_states",
-           "noble_qualifies", "play_random_batch", "play_random_until", "player_base", "random_below", "random_step",
-           "reset_batch", "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random", "tables",
-           "tokens_held", "winners_into"]
+           "end_reward", "get_wide", "hide_state", "legal_mask", "legal_masks_batch", "legal_set", "level_of",
+           "new_states", "noble_qualifies", "play_random_batch", "play_random_until", "player_base", "random_below",
+           "random_step", "reset_batch", "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random",
+           "tables", "tokens_held", "winners_into"]
 
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
@@ -711,6 +711,22 @@ def determinize_state(state, player, seed):
     states that differ only in hidden information give the same result for the same seed."""
     rng = np.empty(1, np.uint64)
     rng[0] = np.uint64(seed)
+    _deal_unseen(state, player, rng, True)
+
+
+@njit(cache=True)
+def hide_state(state, player):
+    """Make ``state`` ``player``'s information-set copy: every card it cannot see dealt back in order of id
+    (level by level, the deck before the other players' blind reserves), and the playout RNG words cleared.
+    Two states that differ only in what ``player`` cannot see become equal."""
+    _deal_unseen(state, player, np.zeros(1, np.uint64), False)
+    state[RNG:RNG + 4] = 0
+
+
+@njit(cache=True)
+def _deal_unseen(state, player, rng, shuffled):
+    """Gather the cards ``player`` cannot see, sort them, shuffle them from ``rng`` when ``shuffled``, and deal
+    them back into the same places."""
     n = state[NUM_PLAYERS_AT]
     pool = np.empty(NUM_CARDS, np.int16)
     for lv in range(3):
@@ -737,4 +753,5 @@ def determinize_state(state, player, seed):
                         k += 1
             if not write:
                 pool[:k].sort()  # in place: no sorted copy to allocate and copy back
-                shuffle(pool[:k], rng)
+                if shuffled:
+                    shuffle(pool[:k], rng)
