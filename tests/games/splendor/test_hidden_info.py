@@ -87,3 +87,30 @@ def test_re_dealing_what_a_player_cannot_see_never_changes_their_observation():
                 observe(other.state, q).tobytes() != observe(game.state, q).tobytes()
                 for q in range(n) if q != viewer)
     assert owner_saw_a_change > 0, "no re-deal ever changed a blind reserve: the test proves nothing"
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_a_policy_view_is_the_same_for_positions_that_differ_in_hidden_cards(num_players):
+    games = [SplendorGame.from_json(p) for p in _positions_differing_in_hidden_cards(num_players)]
+    for seat in (0, num_players - 1) if num_players > 2 else (0,):
+        views = [g.policy_info(seat) for g in games]
+        assert all(v == views[0] and v.game.to_json() == views[0].game.to_json() for v in views)
+    owner = [g.policy_info(1).game.player(1)["reserved"] for g in games[:2]]
+    assert owner[0] != owner[1]  # the owner of the blind reserve sees which card it is
+
+
+def test_a_policy_reading_the_deck_from_its_view_sees_no_deck_order():
+    game = SplendorGame(2, seed=5)
+    view = game.policy_info(0).game
+    for level in (1, 2, 3):
+        assert view.deck(level) == sorted(game.deck(level)) != game.deck(level)
+    assert not view.state[R.RNG:R.RNG + 4].any()
+
+
+def test_a_policy_that_plays_on_its_view_leaves_the_game_as_it_was():
+    game = SplendorGame(2, seed=5)
+    before = game.to_json()
+    view = game.policy_info(0).game
+    view.step(int(np.flatnonzero(view.legal_mask())[0]))
+    view.state[:] = 0
+    assert game.to_json() == before and game.current_player == 0

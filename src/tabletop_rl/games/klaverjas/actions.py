@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.game import as_index, quote
 from tabletop_rl.games.klaverjas import rules as R
 
 __all__ = ["MOVE_HELP", "move_id", "move_name"]
@@ -22,7 +22,15 @@ Seats N E S W are 0 1 2 3; N-S (0+2) is team 0, E-W (1+3) team 1."""
 
 
 def move_name(action: int) -> str:
-    """The name of action id ``action`` (0..39)."""
+    """The name of action id ``action`` (0..39); ``ValueError`` for any other value.
+
+    >>> move_name(-1)
+    Traceback (most recent call last):
+    ValueError: action id -1 is out of range 0..39
+    """
+    action = as_index(action, "action id")
+    if not 0 <= action < R.NUM_ACTIONS:
+        raise ValueError(f"action id {quote(action)} is out of range 0..{R.NUM_ACTIONS - 1}")
     if action < R.NUM_CARDS:
         return R.card_name(action)
     if action < R.PASS:
