@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-from fake_openai_server import Answer, FakeOpenAIServer  # noqa: E402
-from tabletop_rl.agents import make_policy  # noqa: E402
+from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
+from tabletop_rl.agents import make_policy, parse_spec  # noqa: E402
 from tabletop_rl.agents.llm.client import (  # noqa: E402
     MAX_REPLY_BYTES,
     ChatClient,
@@ -25,6 +25,7 @@ from tabletop_rl.agents.llm.client import (  # noqa: E402
     RetrySettings,
 )
 from tabletop_rl.agents.llm.policy import LLMPolicy  # noqa: E402
+from tabletop_rl.arena import load_games, run_arena  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
 
 #: One byte every 0.1 s: a move's ~250-byte reply takes about 25 s to drip, its headers about 15 s more.
@@ -117,3 +118,19 @@ def test_a_server_error_message_is_cut_in_the_error_and_the_log(server, caplog):
             one_try_client(server).complete(request())
     assert "HTTP 503: busy busy" in str(err.value) and len(str(err.value)) < 1000
     assert len(caplog.records) == 1 and len(caplog.records[0].getMessage()) < 1000
+
+
+def test_arena_records_and_logs_keep_the_reasoning_within_the_schema(tmp_path):
+    def babbler(request: dict) -> Answer:
+        move = legal_move_player()(request)
+        reply = json.loads(move.body["choices"][0]["message"]["content"])
+        return Answer.move(reply["action"], reasoning="why " * 50_000)  # 200 kB, under the byte limit
+
+    with FakeOpenAIServer(babbler) as server:
+        spec = parse_spec(f"llm:model=fake,base_url={server.base_url},backoff=0.001,reasoning_chars=300",
+                          "splendor").text
+        run_arena(players=[spec, "random"], games=1, jobs=1, out=tmp_path, progress=False, max_plies=20)
+    [record] = load_games(tmp_path)
+    reasonings = [note["reasoning"] for note in record["llm_notes"] if note is not None and note["reasoning"]]
+    assert reasonings and all(r.startswith("why why") and len(r) < 300 + 100 for r in reasonings)
+    assert sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file()) < 1_000_000
