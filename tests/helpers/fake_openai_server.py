@@ -24,6 +24,7 @@ import json
 import random
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,7 +177,8 @@ class _Listener(ThreadingHTTPServer):
 def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            # the path alone, or the whole URL as a client sends it to a forward proxy (a proxy test)
+            if urllib.parse.urlsplit(self.path).path.rstrip("/") != "/v1/chat/completions":
                 self._send(Answer.error(404, f"no route {self.path}"))
                 return
             length = int(self.headers.get("Content-Length", 0))

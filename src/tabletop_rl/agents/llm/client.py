@@ -289,7 +289,7 @@ class OpenAIBackend:
         self._secret = api_key
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0,
                                      default_headers=dict(default_headers or {}),
-                                     http_client=transport.bounded_http_client())
+                                     http_client=transport.bounded_http_client(base_url))
 
     def complete(self, request: ChatRequest) -> ChatReply:
         kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import urllib.request
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -149,13 +150,32 @@ class _Body(httpx.SyncByteStream):
         self._response.close()
 
 
+def _pool(base_url: str) -> httpcore.ConnectionPool:
+    """Connections of ``_BoundedStream`` sockets to ``base_url``'s server, through the proxy the environment names
+    for it (``HTTPS_PROXY``, ``HTTP_PROXY`` or ``ALL_PROXY``, unless ``NO_PROXY`` exempts it), as the SDK's own
+    client would go."""
+    url = httpx.URL(base_url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    # No limit on connections: ChatClient's per-server slots limit the requests in flight.
+    settings: dict[str, Any] = {"ssl_context": httpx.create_ssl_context(), "max_connections": None,
+                                "network_backend": _BoundedNetwork()}
+    if not proxy or urllib.request.proxy_bypass(url.host):
+        return httpcore.ConnectionPool(**settings)
+    proxy_url = httpx.URL(proxy)
+    auth = (proxy_url.username, proxy_url.password) if proxy_url.username else None
+    if proxy_url.scheme.startswith("socks"):
+        return httpcore.SOCKSProxy(proxy_url=str(proxy_url.copy_with(username=None, password=None)),
+                                   proxy_auth=auth, **settings)
+    return httpcore.HTTPProxy(proxy_url=str(proxy_url.copy_with(username=None, password=None)), proxy_auth=auth,
+                              **settings)
+
+
 class _BoundedTransport(httpx.BaseTransport):
     """httpx over a connection pool of ``_BoundedStream`` sockets."""
 
-    def __init__(self) -> None:
-        # No limit on connections: ChatClient's per-server slots limit the requests in flight.
-        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=None,
-                                             network_backend=_BoundedNetwork())
+    def __init__(self, base_url: str) -> None:
+        self._pool = _pool(base_url)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         assert isinstance(request.stream, httpx.SyncByteStream)
@@ -176,8 +196,8 @@ class _BoundedTransport(httpx.BaseTransport):
         self._pool.close()
 
 
-def bounded_http_client() -> httpx.Client:
-    """An ``httpx.Client`` for the SDK (``openai.OpenAI(http_client=...)``) whose requests honour ``request_budget``
-    and ask for replies uncompressed (a compressed one is refused)."""
-    return httpx.Client(transport=_BoundedTransport(), follow_redirects=True,
+def bounded_http_client(base_url: str) -> httpx.Client:
+    """An ``httpx.Client`` for the SDK's requests to ``base_url`` (``openai.OpenAI(http_client=...)``) that honour
+    ``request_budget`` and ask for replies uncompressed (a compressed one is refused)."""
+    return httpx.Client(transport=_BoundedTransport(base_url), follow_redirects=True,
                         headers={"Accept-Encoding": "identity"})
