@@ -5,7 +5,10 @@ empty, by ``responder(request_json)``. The default responder plays: it picks a m
 ``enum`` of legal ids that ``legal_list=true`` puts in the JSON schema. Requests are kept in
 ``server.requests`` (body and headers, names lower-cased) for assertions; ``server.authorizations`` lists
 the ``Authorization`` header of each (``None`` where a request had none). ``Answer.raw_body(text, content_type)``
-sends a body as it is, e.g. an HTML page or half a JSON document under HTTP 200.
+sends a body as it is, e.g. an HTML page or half a JSON document under HTTP 200. Faults of size and time:
+``Answer.huge_move(n)`` sends a reply with ``n`` bytes of reasoning in pieces (never held whole), and
+``Answer.dripping(answer, every_s)`` sends an answer one byte at a time; ``server.bytes_sent`` counts what the
+clients took before they hung up.
 
 >>> with FakeOpenAIServer() as server:
 ...     server.push(Answer.error(503, "busy"))
@@ -16,25 +19,37 @@ sends a body as it is, e.g. an HTML page or half a JSON document under HTTP 200.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import random
 import threading
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: Stands in a body for ``Answer.fill`` bytes of ``x``.
+FILL = "<fill>"
+#: Bytes written at once when a body is sent in pieces.
+PIECE_BYTES = 64 * 1024
+
 
 @dataclass
 class Answer:
-    """One HTTP answer: status, headers, a JSON body (or ``raw`` text sent as it is), and a delay before it is sent."""
+    """One HTTP answer: status, headers, a JSON body (or ``raw`` text or bytes sent as they are), and a delay before
+    it is sent. ``fill`` bytes of ``x`` take the place of ``FILL`` in the body; ``drip_s`` > 0 sends the answer one byte
+    every ``drip_s`` seconds: all of it, or from the body on when ``drip_head`` is false."""
 
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
-    raw: str | None = None
+    raw: str | bytes | None = None
+    fill: int = 0
+    drip_s: float = 0.0
+    drip_head: bool = True
 
     @classmethod
     def reply(cls, text: str, finish_reason: str = "stop", usage: dict[str, Any] | None = None,
@@ -60,6 +75,17 @@ class Answer:
     @classmethod
     def move(cls, action: Any, reasoning: str = "scripted", **kwargs: Any) -> Answer:
         return cls.reply(json.dumps({"reasoning": reasoning, "action": action}), **kwargs)
+
+    @classmethod
+    def huge_move(cls, reasoning_bytes: int, action: Any = 1) -> Answer:
+        """A move whose reasoning is ``reasoning_bytes`` of ``x``, sent in pieces (the server never holds it whole)."""
+        return dataclasses.replace(cls.move(action, reasoning=FILL), fill=reasoning_bytes)
+
+    @classmethod
+    def dripping(cls, answer: Answer, every_s: float, head_at_once: bool = False) -> Answer:
+        """``answer`` sent one byte every ``every_s`` seconds: all of it, or the body only (``head_at_once``); it
+        stops when the client hangs up."""
+        return dataclasses.replace(answer, drip_s=every_s, drip_head=not head_at_once)
 
     @classmethod
     def error(cls, status: int, message: str, headers: dict[str, str] | None = None) -> Answer:
@@ -97,6 +123,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.bytes_sent = 0
         self._lock = threading.Lock()
         self._httpd = _Listener(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
@@ -122,6 +149,10 @@ class FakeOpenAIServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def _sent(self, count: int) -> None:
+        with self._lock:
+            self.bytes_sent += count
+
     def _answer(self, request: dict[str, Any], headers: dict[str, str]) -> Answer:
         with self._lock:
             self.requests.append({"body": request, "headers": headers})
@@ -146,7 +177,8 @@ class _Listener(ThreadingHTTPServer):
 def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            # the path alone, or the whole URL as a client sends it to a forward proxy (a proxy test)
+            if urllib.parse.urlsplit(self.path).path.rstrip("/") != "/v1/chat/completions":
                 self._send(Answer.error(404, f"no route {self.path}"))
                 return
             length = int(self.headers.get("Content-Length", 0))
@@ -154,18 +186,49 @@ def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send(server._answer(request, {k.lower(): v for k, v in self.headers.items()}))
 
         def _send(self, answer: Answer) -> None:
-            data = (json.dumps(answer.body) if answer.raw is None else answer.raw).encode()
+            data = answer.raw if answer.raw is not None else json.dumps(answer.body)
+            head, _, tail = (data.encode() if isinstance(data, str) else data).partition(FILL.encode())
+            pieces = [head, *_filler(answer.fill), tail]
+            self.wfile = _Writer(self.wfile, server, answer.drip_s, dripping=answer.drip_s > 0 and answer.drip_head)
             try:
                 self.send_response(answer.status)
                 for key, value in {"Content-Type": "application/json", **answer.headers}.items():
                     self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(len(head) + answer.fill + len(tail)))
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.dripping = answer.drip_s > 0
+                for piece in pieces:
+                    self.wfile.write(piece)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up waiting (a timeout test)
+                pass  # the client gave up waiting (a timeout test) or reading (a size test)
 
         def log_message(self, *args: object) -> None:
             pass
 
     return Handler
+
+
+def _filler(count: int) -> Iterator[bytes]:
+    """``count`` bytes of ``x`` in pieces of at most ``PIECE_BYTES``."""
+    for start in range(0, count, PIECE_BYTES):
+        yield b"x" * min(PIECE_BYTES, count - start)
+
+
+class _Writer:
+    """The handler's socket writer, counting the bytes sent, and sending one byte every ``drip_s`` seconds while
+    ``dripping``."""
+
+    def __init__(self, raw: Any, server: FakeOpenAIServer, drip_s: float, dripping: bool) -> None:
+        self._raw, self._server, self._drip_s, self.dripping = raw, server, drip_s, dripping
+
+    def write(self, data: bytes) -> int:
+        step = 1 if self.dripping else max(1, len(data))
+        for start in range(0, len(data), step):
+            if self.dripping:
+                time.sleep(self._drip_s)
+            self._raw.write(data[start:start + step])
+            self._server._sent(min(step, len(data) - start))
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:  # flush, close, closed: the socket writer's
+        return getattr(self._raw, name)

@@ -135,6 +135,18 @@ def test_truncated_reply_is_its_own_category_and_told_so():
     assert "cut off at the token limit (50 tokens)" in p.client.backend.requests[1].messages[-1]["content"]
 
 
+def test_what_a_move_records_of_the_replies_is_cut_to_its_bound():
+    game = fresh()
+    long_action = "buy:" + "9" * 100_000  # the game's rejection quotes it
+    p = policy(move(long_action), move(1, "r" * 100_000), reasoning_chars=50)
+    assert act(p, game) == 1
+    record = p.moves[0]
+    assert record.reasoning.startswith("r" * 50) and record.reasoning[50:].startswith(" [cut:")
+    assert len(record.reasoning) < 100 and len(record.errors) == 1 and len(record.errors[0]) < 500
+    # the model itself is shown its reply and the whole rejection
+    assert long_action in p.client.backend.requests[1].messages[-2]["content"]
+
+
 def test_plain_text_with_final_answer_marker():
     game = fresh()
     p = policy(f"Gems are scarce.\n{FINAL_ANSWER} take:white,blue,green")

@@ -158,6 +158,18 @@ def test_concurrent_games_respect_the_per_server_limit():
         assert len(server.requests) == 6 and server.max_in_flight == 2
 
 
+def test_requests_go_through_the_proxy_the_environment_names(server, monkeypatch):
+    for name in ("NO_PROXY", "ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.removesuffix("/v1"))  # the fake server as a forward proxy
+    server.push(Answer.move(1))
+    base_url = "http://llm.invalid/v1"  # a name that never resolves: only the proxy can reach it
+    client = ChatClient(OpenAIBackend(base_url, api_key="none"), base_url, retry=RetrySettings(retries=0))
+    assert client.complete(ChatRequest(model="m", messages=[{"role": "user", "content": "go"}])).text
+    assert server.requests[0]["headers"]["host"] == "llm.invalid"
+
+
 def test_a_full_game_against_random_through_the_sdk():
     with FakeOpenAIServer(legal_move_player(seed=7)) as server:
         p = llm(server)

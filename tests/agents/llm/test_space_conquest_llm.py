@@ -100,6 +100,16 @@ def test_a_malformed_argument_gets_an_error_result_and_the_model_recovers(server
     assert (p.moves[0].parse_failures, p.moves[0].source, p.moves[0].tool_calls) == (1, "llm", 3)
 
 
+def test_what_a_turn_records_of_the_replies_is_cut_to_its_bound(server):
+    game = SpaceConquestGame(seed=2)
+    server.push(Answer.calls(("n" * 100_000, "{not json"), text="t" * 100_000), Answer.calls(("submit_orders", PASS)))
+    p = llm(server)
+    assert act(p, game) == {"moves": []}
+    record = p.moves[0]
+    assert record.reasoning.startswith("t" * 600) and record.reasoning[600:].startswith(" [cut:")
+    assert len(record.reasoning) < 700 and record.errors and all(len(e) < 500 for e in record.errors)
+
+
 def test_a_spent_budget_falls_back_to_the_heuristic_and_is_recorded(server):
     game = SpaceConquestGame(seed=2)
     server.responder = lambda request: Answer.calls(("get_ascii_map", {}))

@@ -2,9 +2,10 @@
 our own retry loop, a per-server concurrency limit and an optional on-disk response cache.
 
 The seam between this module and HTTP is ``OpenAIBackend.complete``, the only place the ``openai``
-SDK is called (with the SDK's own retries off). Anything with a ``complete(request) -> ChatReply``
-method that raises ``TransientLLMError`` / ``FatalLLMError`` can stand in for it, which is how the
-policy logic is tested without a network.
+SDK is called (with the SDK's own retries off), over HTTP that bounds each request (``transport.py``):
+its ``timeout_s`` is one deadline for the whole request, and at most ``MAX_REPLY_BYTES`` are read.
+Anything with a ``complete(request) -> ChatReply`` method that raises ``TransientLLMError`` /
+``FatalLLMError`` can stand in for it, which is how the policy logic is tested without a network.
 
 >>> class Echo:
 ...     def complete(self, request):
@@ -25,17 +26,17 @@ import random
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from tabletop_rl.core.files import replace_file
 
-__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "PROVIDER_KEY_HOSTS", "ChatBackend", "ChatClient",
-           "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError", "LLMUnavailableError",
-           "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall", "TransientLLMError", "Usage", "find_api_key",
-           "key_env_vars", "retry_after_seconds", "share_server_slots", "status_error"]
+__all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "MAX_REPLY_BYTES", "PROVIDER_KEY_HOSTS", "ChatBackend",
+           "ChatClient", "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError",
+           "LLMUnavailableError", "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall", "TransientLLMError",
+           "Usage", "clip", "find_api_key", "key_env_vars", "retry_after_seconds", "share_server_slots", "status_error"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 #: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables. Like ``api_key=`` and
@@ -52,8 +53,13 @@ _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 #: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
 _MAX_RETRY_AFTER_S = 300.0
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured", "schema", "json_object")
+#: Bytes read for one request at most (status line and headers included): far more than any reply a model
+#: gives under ``max_tokens``; a larger one is refused unread past this.
+MAX_REPLY_BYTES = 1 << 20
 #: Characters of a body that is not JSON shown in the error (a proxy's error page says what went wrong).
 _BODY_PREVIEW_CHARS = 120
+#: Characters of a server's error message kept in an error (and so in logs and records).
+_MESSAGE_CHARS = 500
 #: Says on stderr (Python's last-resort handler, when the application configures no logging) which server
 #: failed and why, after a request's first failed attempt.
 _log = logging.getLogger(__name__)
@@ -69,7 +75,7 @@ class ChatRequest:
     temperature: float = 0.2
     max_tokens: int = 1000
     response_format: dict[str, Any] | None = None
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # for the whole request: connect, send and the whole reply
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     #: OpenAI function-calling schemas (``{"type": "function", "function": {...}}``) and the choice among them.
@@ -200,13 +206,23 @@ def _is_transient_status(status: int) -> bool:
 
 def status_error(status: int, message: str, retry_after_s: float | None = None) -> LLMError:
     """The error for an HTTP status (or an error code inside an HTTP 200 body)."""
-    text = f"HTTP {status}: {message}"
+    text = f"HTTP {status}: {clip(message, _MESSAGE_CHARS)}"
     # llama.cpp's server answers an unsupported response_format with a 500 carrying a validation error:
     # a refusal of the request (which mode=auto steps down from), not a failure worth retrying.
     refused_format = "validation error" in message.lower() and "response_format" in message
     if _is_transient_status(status) and not refused_format:
         return TransientLLMError(text, status, retry_after_s)
     return FatalLLMError(text, status)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a marker saying how many more there were: what records and
+    logs keep of text a model or a server wrote.
+
+    >>> clip("abcdef", 3), clip("abc", 3)
+    ('abc [cut: 3 more characters]', 'abc')
+    """
+    return text if len(text) <= limit else f"{text[:limit]} [cut: {len(text) - limit} more characters]"
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -256,7 +272,8 @@ class ChatBackend(Protocol):
 
 
 class OpenAIBackend:
-    """The ``openai`` SDK against ``base_url`` (``max_retries=0``: retrying is ``ChatClient``'s job).
+    """The ``openai`` SDK against ``base_url`` (``max_retries=0``: retrying is ``ChatClient``'s job), over HTTP that
+    gives each request one deadline and reads at most ``MAX_REPLY_BYTES`` (``transport.bounded_http_client``).
 
     ``OpenAIBackend("http://127.0.0.1:8080/v1", api_key="none").complete(request)``
     """
@@ -266,10 +283,14 @@ class OpenAIBackend:
             import openai
         except ModuleNotFoundError:
             raise ValueError("LLM players need the openai package: pip install 'tabletop-rl[llm]'") from None
+        from tabletop_rl.agents.llm import transport  # needs httpx, which comes with openai
+
         self._openai = openai
+        self._transport = transport
         self._secret = api_key
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0,
-                                     default_headers=dict(default_headers or {}))
+                                     default_headers=dict(default_headers or {}),
+                                     http_client=transport.bounded_http_client(base_url))
 
     def complete(self, request: ChatRequest) -> ChatReply:
         kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
@@ -287,7 +308,8 @@ class OpenAIBackend:
             kwargs["tool_choice"] = request.tool_choice
         start = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(**kwargs)
+            with self._transport.request_budget(request.timeout_s, MAX_REPLY_BYTES):
+                response = self._client.chat.completions.create(**kwargs)
         except self._openai.APIError as e:
             raise self._translate(e) from None
         except json.JSONDecodeError as e:  # HTTP 200 under a JSON content type, but the body is not JSON
@@ -298,6 +320,9 @@ class OpenAIBackend:
         openai = self._openai
         if isinstance(e, openai.APITimeoutError):
             return TransientLLMError("request timed out")
+        refused = next((c for c in _causes(e) if isinstance(c, self._transport.RefusedReplyError)), None)
+        if refused is not None:  # a server fault, like a body that is not JSON
+            return TransientLLMError(str(refused))
         if isinstance(e, openai.APIStatusError):
             message = _redact(_error_text(e.body) or str(e), self._secret)
             return status_error(e.status_code, message, retry_after_seconds(e.response.headers))
@@ -312,15 +337,22 @@ def _connection_reason(error: BaseException) -> str:
     >>> _connection_reason(outer)
     'connection refused'
     """
+    seen = list(_causes(error))
+    for cause in seen:
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror[0].lower() + cause.strerror[1:]
+    text = str(seen[-1]) or str(error)
+    return clip(text, _MESSAGE_CHARS) or type(seen[-1]).__name__
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and the exceptions under it (its cause, or else its context), outermost first."""
     seen: list[BaseException] = []
     cause: BaseException | None = error
     while cause is not None and cause not in seen:
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror[0].lower() + cause.strerror[1:]
+        yield cause
         seen.append(cause)
         cause = cause.__cause__ or cause.__context__
-    text = str(seen[-1]) or str(error)
-    return text or type(seen[-1]).__name__
 
 
 def _not_json(body: str, secret: str | None) -> TransientLLMError:

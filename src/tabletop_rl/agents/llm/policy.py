@@ -48,6 +48,7 @@ from tabletop_rl.agents.llm.client import (
     OpenAIBackend,
     ResponseCache,
     RetrySettings,
+    clip,
     find_api_key,
     key_env_vars,
 )
@@ -56,9 +57,9 @@ from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
-__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt",
-           "LLMError", "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "chat_client",
-           "parse_reply", "preset_settings", "summarize_moves"]
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "REASONING_CHARS", "ChatReply", "FatalLLMError",
+           "ForfeitError", "GamePrompt", "LLMError", "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove",
+           "ReplyError", "chat_client", "parse_reply", "preset_settings", "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
@@ -66,6 +67,10 @@ FINAL_ANSWER = "FINAL ANSWER:"
 #: server refuses a ``response_format``.
 _MODES = ("json_schema", "json_object", "text")
 _FALLBACKS = ("random", "greedy", "forfeit")
+#: The default ``maxLength`` of ``reasoning`` in the reply schema, and what a move record keeps of it.
+REASONING_CHARS = 600
+#: Characters kept of each rejection in a move record (the message may quote the model's reply).
+_ERROR_CHARS = 300
 #: The settings without a preset: a failed reply falls back to a random move, and the legal moves are listed.
 _NO_PRESET: dict[str, Any] = {"fallback": "random", "legal_list": True, "max_retries": 2}
 #: Named presets (``preset=NAME``): each fixes the settings that decide how a game is scored and what the
@@ -88,9 +93,9 @@ LLM_OPTIONS = (
     Option("max_retries", int, None),       # re-prompts after an unusable reply, then the fallback (2)
     Option("fallback", str, None),          # random | greedy | forfeit (random)
     Option("legal_list", bool, None),       # list the legal moves, constrain "action" to their ids (true)
-    Option("reasoning_chars", int, 600),    # maxLength of "reasoning" in the JSON schema
+    Option("reasoning_chars", int, REASONING_CHARS),  # maxLength of "reasoning" in the JSON schema, and kept
     Option("mode", str, "auto"),            # auto | json_schema | json_object | text
-    Option("timeout", float, 60.0),         # seconds per HTTP request
+    Option("timeout", float, 60.0),         # seconds for a whole HTTP request (connect, send, whole reply)
     Option("net_retries", int, 6),          # retries after timeouts, connection errors, 408/409/429/5xx
     Option("backoff", float, 1.0),          # first backoff in seconds (doubling, with jitter)
     Option("concurrency", int, 8),          # requests in flight per base_url, across all LLM players
@@ -214,6 +219,7 @@ class MoveRecord:
 
     ``attempts`` counts replies asked for; ``parse_failures``/``illegal_replies``/``truncated`` the unusable
     ones by kind (a reply cut off at ``max_tokens`` is ``truncated``, whatever else is wrong with it).
+    ``reasoning`` and each of ``errors`` are kept cut to a bound (``clip``): they are written in every record and log.
     """
 
     seat: int
@@ -256,7 +262,7 @@ class MoveRecord:
         if not truncated:
             self.parse_failures += error.kind == "parse"
             self.illegal_replies += error.kind == "illegal"
-        self.errors.append(str(error))
+        self.errors.append(clip(str(error), _ERROR_CHARS))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -313,7 +319,7 @@ class LLMPolicy(BasePolicy):
     def __init__(self, name: str = "llm", seed: int | None = None, *, model: str = "openai/gpt-4o-mini",
                  base_url: str = DEFAULT_BASE_URL, temperature: float = 0.2, max_tokens: int = 1000,
                  preset: str = "", max_retries: int | None = None, fallback: str | None = None,
-                 legal_list: bool | None = None, reasoning_chars: int = 600, mode: str = "auto",
+                 legal_list: bool | None = None, reasoning_chars: int = REASONING_CHARS, mode: str = "auto",
                  timeout: float = 60.0, net_retries: int = 6, backoff: float = 1.0, concurrency: int = 8,
                  cache: str = "", api_key_env: str = "", api_key: str | None = None,
                  backend: ChatBackend | None = None, prompt: GamePrompt | None = None,
@@ -406,7 +412,7 @@ class LLMPolicy(BasePolicy):
                 messages += [{"role": "assistant", "content": reply.text or "(empty reply)"},
                              {"role": "user", "content": self._retry_message(error, reply)}]
                 continue
-            record.reasoning = reasoning
+            record.reasoning = clip(reasoning, self.reasoning_chars)
             return move
         return None
 

@@ -35,8 +35,16 @@ from tabletop_rl.agents.llm.client import (
     ChatRequest,
     FatalLLMError,
     ToolCall,
+    clip,
 )
-from tabletop_rl.agents.llm.policy import LLM_OPTIONS, MoveRecord, ReplyError, chat_client, summarize_moves
+from tabletop_rl.agents.llm.policy import (
+    LLM_OPTIONS,
+    REASONING_CHARS,
+    MoveRecord,
+    ReplyError,
+    chat_client,
+    summarize_moves,
+)
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
 from tabletop_rl.agents.registry import Option
 from tabletop_rl.core.game import view_game_and_seat
@@ -85,7 +93,8 @@ def system_prompt(loss_model: str) -> str:
 class _TurnRecord(MoveRecord):
     """One turn: ``MoveRecord``'s accounting (``ply`` is the game turn, ``move`` the orders played as
     JSON) plus ``tool_calls``. ``parse_failures`` counts replies without a tool call and calls whose
-    arguments are not a JSON object; ``illegal_replies`` counts refused submissions."""
+    arguments are not a JSON object; ``illegal_replies`` counts refused submissions. ``reasoning`` is the
+    last text the model wrote beside its calls, cut to ``REASONING_CHARS``."""
 
     tool_calls: int = 0
 
@@ -167,7 +176,7 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         while tools.calls < tools.max_calls:
             reply = self._complete(messages)
             record.add_reply(reply, _MODE)
-            record.reasoning = reply.text or record.reasoning
+            record.reasoning = clip(reply.text, REASONING_CHARS) if reply.text else record.reasoning
             messages.append(reply.assistant_message())
             if not reply.tool_calls:
                 record.reject(ReplyError("parse", "the reply called no tool"), reply.truncated)
