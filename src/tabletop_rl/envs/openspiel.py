@@ -12,7 +12,7 @@ them with ``SplendorGame.determinize``. docs/openspiel_textarena.md says which a
 
 An action that cannot be played now (not an integer, an id out of range, an illegal move, at a chance node an
 outcome that ``chance_outcomes()`` does not offer) raises a one-line ``ValueError`` (``IllegalActionError`` for
-an integer the node does not allow) and leaves the state as it was, history and strings included.
+an illegal move or an outcome not offered) and leaves the state as it was, history and strings included.
 
 >>> import pyspiel                                                      # doctest: +SKIP
 >>> import tabletop_rl.envs.openspiel                                   # doctest: +SKIP
