@@ -212,9 +212,7 @@ class SplendorSpielState(pyspiel.State):
     # --- text ----------------------------------------------------------------------------------------
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
-            if not 0 <= action < _NUM_OUTCOMES:
-                raise ValueError(f"chance outcome {quote(action)} is out of range 0..{_NUM_OUTCOMES - 1}")
-            return self._outcome_text(action)
+            return self._outcome_text(as_index(action, "chance outcome", _NUM_OUTCOMES))
         return move_name(action)  # ValueError for an id out of range, which a list index would read from the end
 
     @staticmethod
