@@ -30,7 +30,7 @@ from gymnasium import spaces
 from numba import njit
 
 from tabletop_rl.games.space_conquest import rules as R
-from tabletop_rl.games.space_conquest.actions import event_dict, move_dict
+from tabletop_rl.games.space_conquest.actions import event_dict, move_dict, require_bounded
 
 #: A SpaceConquestGame: game.py imports this module to observe itself, so the class is not
 #: imported here (the layers stay free of circles, even for type checking).
@@ -365,6 +365,7 @@ def as_orders(game: _Game, player: int, action: Any) -> dict[str, Any] | str:
     if isinstance(action, (str, bytes)):
         return action.decode("utf-8", "replace") if isinstance(action, bytes) else action
     if isinstance(action, Mapping):
+        require_bounded(action, f"player {player}'s orders")  # before json, which recurses into every value
         try:
             return json.loads(json.dumps(action))
         except (TypeError, ValueError) as e:
