@@ -303,3 +303,13 @@ def test_the_aec_view_is_wrapped_as_pettingzoos_conversion_wraps_it():
     ours, theirs = space_conquest_aec_env(), parallel_to_aec(space_conquest_env())
     assert type(theirs) is OrderEnforcingWrapper and type(ours) is OrderEnforcingWrapper
     assert isinstance(ours.env, parallel_to_aec_wrapper) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("actions", [None, [stay_action(), stay_action()], "player_0", 7])
+def test_step_refuses_actions_that_are_no_mapping_of_agents_in_one_line(actions):
+    env = space_conquest_env()
+    env.reset(seed=5)
+    before = env.game.to_json()
+    with pytest.raises(ValueError, match="actions must be a mapping of agent to action") as err:
+        env.step(actions)
+    assert "\n" not in str(err.value) and env.game.to_json() == before

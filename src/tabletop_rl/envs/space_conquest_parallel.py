@@ -29,6 +29,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import check_choice, check_viewer, next_seed
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
@@ -120,9 +121,11 @@ class _raw_env(ParallelEnv):
         game = self.game
         if game is None or not self.agents:
             raise ValueError("step() needs a running episode: call reset() first")
-        unknown = set(actions) - set(_AGENTS)
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"actions must be a mapping of agent to action, got {type(actions).__name__}")
+        unknown = [agent for agent in actions if agent not in _AGENTS]
         if unknown:
-            raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents are {list(_AGENTS)}")
+            raise ValueError(f"unknown agent(s) {quote(unknown)}; agents are {list(_AGENTS)}")
         answers = [_answer(game, p, actions.get(agent)) for p, agent in enumerate(_AGENTS)]  # before any write
         checks = [check for check, _ in answers]
         vectors = [_EMPTY if vector is None else vector for _, vector in answers]
