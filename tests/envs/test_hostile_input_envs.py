@@ -1,4 +1,5 @@
-"""Issue 15 items 6 and 8 through the envs: deep JSON positions, and the vector env's action checks."""
+"""Hostile input through the envs: deep JSON positions, the vector env's action checks, and values that are no
+action id on every turn-based door (AEC wrapped and raw, Gymnasium)."""
 
 from __future__ import annotations
 
