@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
@@ -13,6 +15,7 @@ from tabletop_rl.envs.openspiel import GAME_NAME, NOBLE_OUTCOME  # noqa: E402
 
 pytestmark = pytest.mark.openspiel
 RESERVE_DECK_1 = 42  # reserve_deck:1
+RESERVE_1_0, TAKE_WBG = 30, 0  # reserve:1.0, take:white,blue,green
 
 
 def deal(num_players: int = 2):
@@ -101,3 +104,98 @@ def test_returns_per_seat_at_the_end():
         state.apply_action(int(rng.choice(choices)))
     assert state.returns() == state.splendor.end_rewards()
     assert sum(state.returns()) == pytest.approx(0.0) and len(state.returns()) == 3
+
+
+def seen(state) -> tuple:
+    """Everything a caller reads of ``state``: history, serialization, the node, each seat's strings and tensor."""
+    seats = range(state.num_players())
+    return (state.history(), state.serialize(), state.current_player(), str(state),
+            [state.information_state_string(p) for p in seats], [state.observation_string(p) for p in seats],
+            [list(state.observation_tensor(p)) for p in seats])
+
+
+def refuses_unchanged(state, action) -> ValueError:
+    """The one-line ``ValueError`` ``state.apply_action(action)`` raises, having checked that nothing changed."""
+    before = seen(state)
+    with pytest.raises(ValueError) as err:
+        state.apply_action(action)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300
+    assert seen(state) == before
+    return err.value
+
+
+def test_a_chance_node_refuses_an_outcome_it_does_not_offer():
+    state = pyspiel.load_game(GAME_NAME).new_initial_state()
+    assert "not among the 10 outcomes" in str(refuses_unchanged(state, 10**9))
+    refuses_unchanged(state, 5)  # a card while the nobles are dealt
+    state = deal()
+    state.apply_action(RESERVE_DECK_1)
+    refuses_unchanged(state, 0)  # a level-1 card already on the market
+    refuses_unchanged(state, 50)  # a level-2 card for a level-1 draw
+
+
+def test_a_negative_id_is_refused_not_read_from_the_end():
+    state = deal()
+    assert {RESERVE_1_0, TAKE_WBG} <= set(state.legal_actions())
+    for action in (RESERVE_1_0 - 72, TAKE_WBG - 72, -1):
+        assert "out of range 0..71" in str(refuses_unchanged(state, action))
+
+
+def test_ids_past_the_table_and_non_integers_get_one_line():
+    state = deal()
+    for action in (72, 2**63, 2**70, -(2**63)):
+        assert "out of range 0..71" in str(refuses_unchanged(state, action))
+    for action in (1.5, np.float64(3.0), True, "3", None, np.array([3])):
+        assert "must be an integer" in str(refuses_unchanged(state, action))
+    state.apply_action(np.int64(TAKE_WBG))  # numpy integers are integers
+    assert state.history()[-1] == TAKE_WBG
+
+
+def test_action_to_string_refuses_ids_out_of_range():
+    state = deal()
+    assert state.action_to_string(0, 71) == "pass"
+    for action in (-1, 72):
+        with pytest.raises(ValueError, match="out of range"):
+            state.action_to_string(0, action)
+    with pytest.raises(ValueError, match="out of range"):
+        state.action_to_string(pyspiel.PlayerId.CHANCE, -1)
+
+
+#: Integer ids around both ranges (72 moves, 100 outcomes) and far past them; and values that are no integer.
+AROUND = [*range(-NOBLE_OUTCOME - 12, NOBLE_OUTCOME + 22), 10**9, 2**31, 2**62, 2**63 - 1, 2**63, 2**64, -(2**63),
+          -(2**64)]
+NOT_INTEGERS = [1.5, 3.0, np.float64(3.0), True, np.bool_(False), "3", None, np.array([3]), [3]]
+
+
+def random_position(num_players: int, max_plies: int, seed: int, steps: int):
+    """A state after ``steps`` random legal actions and chance outcomes (fewer when the game ends first)."""
+    state = pyspiel.load_game(GAME_NAME, {"players": num_players, "max_plies": max_plies}).new_initial_state()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if state.is_terminal():
+            break
+        choices = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        state.apply_action(int(rng.choice(choices)))
+    return state
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from([2, 3, 4]), st.sampled_from([30, 1000]), st.integers(0, 2**31 - 1), st.integers(0, 150))
+@example(2, 1000, 0, 0)  # the first chance node
+@example(2, 1000, 0, 15)  # the first player's node
+@example(2, 30, 0, 150)  # the end
+def test_apply_action_plays_a_legal_action_or_refuses_it_unchanged(num_players, max_plies, seed, steps):
+    state = random_position(num_players, max_plies, seed, steps)
+    playable = set() if state.is_terminal() else \
+        {a for a, _ in state.chance_outcomes()} if state.is_chance_node() else set(state.legal_actions())
+    before = seen(state)
+    for action in [*AROUND, *NOT_INTEGERS]:
+        trial = state.clone()
+        is_playable = type(action) is int and action in playable
+        try:
+            trial.apply_action(action)
+        except ValueError as e:
+            assert not is_playable and "\n" not in str(e), (action, str(e))
+            assert seen(trial) == before, action
+        else:
+            assert is_playable and trial.history() == [*before[0], action], action

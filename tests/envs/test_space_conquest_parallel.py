@@ -241,3 +241,75 @@ def test_maskable_ppo_trains_on_the_action_space_and_keeps_to_the_mask():
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(128)
     assert model.num_timesteps == 128 and env.outside_mask == 0
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("share", 9, r"action\[16\+s\], the share of star ., is 9, outside 0\.\.3"),
+    ("share", -1, r"the share of star ., is -1, outside 0\.\.3"),
+    ("destination", 16, r"the destination of star ., is 16, outside 0\.\.15"),
+    ("destination", -1, r"the destination of star ., is -1, outside 0\.\.15"),
+    ("destination", 2**62, r"the destination of star ., is 4611686018427387904, outside 0\.\.15"),
+])
+def test_an_rl_action_outside_nvec_is_refused_naming_the_field(field, value, named):
+    """Not clamped into range (a share of 9 played as 3) nor read as "stay": refused, nothing played."""
+    env = space_conquest_env()
+    env.reset(seed=5)
+    home = env.game.home(0)
+    action = stay_action()
+    action[home] = (home + 1) % R.NUM_STARS  # a real move from the home star, but for the bad field
+    action[home if field == "destination" else R.NUM_STARS + home] = value
+    named = named.replace(r"16\+s", str(R.NUM_STARS + home))
+    before = env.game.to_json()
+    with pytest.raises(ValueError, match=named) as err:
+        env.step({"player_0": action, "player_1": stay_action()})
+    assert "\n" not in str(err.value) and str(err.value).startswith("player 0")
+    assert env.game.to_json() == before
+    with pytest.raises(ValueError, match=named):  # the same check where a policy's answer is recorded
+        env.game.move_record(0, action)
+
+
+@pytest.mark.parametrize("action", [np.zeros(32, np.float64), np.ones(32, np.bool_), np.zeros((1, 32), np.int64),
+                                    np.zeros(1, np.int64), [0] * 31, [2**70] * 32, [[0] * 32, [0]], 7, 1.5])
+def test_an_rl_action_of_another_shape_or_type_is_refused_in_one_line(action):
+    env = space_conquest_env()
+    env.reset(seed=5)
+    before = env.game.to_json()
+    with pytest.raises(ValueError, match=r"player 1 answered .*neither JSON orders nor an RL action of 32 integers"
+                       ) as err:
+        env.step({"player_0": stay_action(), "player_1": action})
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300
+    assert env.game.to_json() == before
+
+
+def test_the_aec_view_refuses_a_bad_rl_action_from_the_agent_that_gives_it():
+    """Refused at once, so the agent may answer again; stored until the turn resolves, it would fail the other
+    agent's step, which could never mend it."""
+    env = space_conquest_aec_env()
+    env.reset(seed=5)
+    bad = stay_action()
+    bad[R.NUM_STARS] = 9
+    with pytest.raises(ValueError, match="player 0's RL action: action\\[16\\], the share of star A, is 9"):
+        env.step(bad)
+    assert env.agent_selection == "player_0"
+    env.step(stay_action())
+    env.step(stay_action())
+    assert env.unwrapped.game.turn == 2
+
+
+def test_the_aec_view_is_wrapped_as_pettingzoos_conversion_wraps_it():
+    from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    ours, theirs = space_conquest_aec_env(), parallel_to_aec(space_conquest_env())
+    assert type(theirs) is OrderEnforcingWrapper and type(ours) is OrderEnforcingWrapper
+    assert isinstance(ours.env, parallel_to_aec_wrapper) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("actions", [None, [stay_action(), stay_action()], "player_0", 7])
+def test_step_refuses_actions_that_are_no_mapping_of_agents_in_one_line(actions):
+    env = space_conquest_env()
+    env.reset(seed=5)
+    before = env.game.to_json()
+    with pytest.raises(ValueError, match="actions must be a mapping of agent to action") as err:
+        env.step(actions)
+    assert "\n" not in str(err.value) and env.game.to_json() == before

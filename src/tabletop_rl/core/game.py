@@ -71,21 +71,28 @@ def quote(value: Any, limit: int = _QUOTE_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def as_index(value: Any, what: str = "action") -> int:
+def as_index(value: Any, what: str = "action", stop: int | None = None) -> int:
     """``value`` as a Python int when it is an integer (a Python or numpy integer, or a 0-d integer array);
-    ``ValueError`` naming ``what`` for anything else: floats, bools, strings, arrays of another shape.
+    ``ValueError`` naming ``what`` for anything else: floats, bools, strings, arrays of another shape. With
+    ``stop``, also ``ValueError`` for an integer outside ``0..stop - 1``.
 
     >>> as_index(np.int64(3)), as_index(np.array(4))
     (3, 4)
+    >>> as_index(-1, "action id", stop=72)
+    Traceback (most recent call last):
+    ValueError: action id -1 is out of range 0..71
     """
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind not in "iu"):
         raise ValueError(f"{what} must be an integer, got {quote(value)}")
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     try:
-        return operator.index(value)
+        index = operator.index(value)
     except TypeError:
         raise ValueError(f"{what} must be an integer, got {quote(value)}") from None
+    if stop is not None and not 0 <= index < stop:
+        raise ValueError(f"{what} {quote(index)} is out of range 0..{stop - 1}")
+    return index
 
 
 class IllegalActionError(ValueError):

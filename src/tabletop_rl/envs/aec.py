@@ -2,7 +2,8 @@
 
 ``splendor_env()`` and ``klaverjas_env()`` are that env in PettingZoo's classic wrappers (an illegal move ends
 the game with -1 for the mover; subclasses of PettingZoo's that read the base env's per-step fields directly,
-docs/observations.md); ``TabletopAEC`` itself raises ``IllegalActionError`` and changes nothing.
+docs/observations.md); ``TabletopAEC`` itself raises ``IllegalActionError`` and changes nothing. Both raise a
+one-line ``ValueError``, changing nothing, for a value that is no action id (negative, out of range, not an integer).
 Agents are ``player_0 .. player_{n-1}``, one per seat; each observation is ``{"observation": float32[...],
 "action_mask": int8[num_actions]}`` from the observer's own seat, all-zero masks for seats not to act.
 Sub-steps (Splendor's token returns and noble choice, Klaverjas's bidding) are further steps of the agent
@@ -29,7 +30,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.game import as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,
@@ -206,6 +207,15 @@ class _AssertInBounds(_BaseFields, wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._base = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        """PettingZoo's check, first with a ``ValueError`` naming an action that is no id of the space: PettingZoo
+        asserts with no value named, Gymnasium's ``Discrete`` overflows on an int past int64, and the illegal-move
+        wrapper below would read ``True`` as a mask. A done agent's ``None`` goes on to PettingZoo's dead step."""
+        agent = self.agent_selection
+        if action is not None or not (self.terminations[agent] or self.truncations[agent]):
+            as_index(action, "action id", self.action_space(agent).n)
+        super().step(action)
 
 
 class _OrderEnforcing(_BaseFields, wrappers.OrderEnforcingWrapper):

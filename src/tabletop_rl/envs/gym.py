@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 import tabletop_rl.agents as agents
-from tabletop_rl.core.game import IllegalActionError, quote
+from tabletop_rl.core.game import IllegalActionError, as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,
@@ -81,7 +81,8 @@ class TabletopGymEnv(gym.Env):
     ``act(observation, action_mask, info)``, or such a callable. ``seat``: ``"random"`` (drawn per episode from
     the game's own stream) or a fixed seat. ``illegal="penalize"`` (the default, so Gymnasium's and SB3's
     ``check_env`` pass as they step unmasked random actions): reward -1 and the episode terminates, with
-    ``info["illegal_action"]``; ``"raise"``: ``IllegalActionError``, env unchanged. ``reward``: ``"win"`` or
+    ``info["illegal_action"]``; ``"raise"``: ``IllegalActionError``, env unchanged; either way an id outside the
+    action space (or a value that is no integer nor move name) is a one-line ``ValueError``. ``reward``: ``"win"`` or
     ``"score"`` (as for the AEC env), from the learner's side. Rendering shows the learner's view. The last
     step's ``info`` carries the game's ``scores`` and ``winners``.
     """
@@ -159,6 +160,8 @@ class TabletopGymEnv(gym.Env):
         """The learner's move (id, numpy integer or name), then the opponents' moves."""
         if self._done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
+        if not isinstance(action, str):  # an id outside the space is the caller's mistake, never a move to penalize
+            as_index(action, "action id", self.rules.num_actions)
         game, seat, scale = self.game, self.seat, self._scale
         if scale is not None:
             player = game.player_of(seat)

@@ -10,6 +10,10 @@ drawn blind into a reserve is a chance outcome that only the reserving seat sees
 a state is the other seats' blind reserves, and ``resample_from_infostate`` (what ``ISMCTSBot`` calls) re-deals
 them with ``SplendorGame.determinize``. docs/openspiel_textarena.md says which algorithms are sound here.
 
+An action that cannot be played now (not an integer, an id out of range, an illegal move, at a chance node an
+outcome that ``chance_outcomes()`` does not offer) raises a one-line ``ValueError`` (``IllegalActionError`` for
+an illegal move or an outcome not offered) and leaves the state as it was, history and strings included.
+
 >>> import pyspiel                                                      # doctest: +SKIP
 >>> import tabletop_rl.envs.openspiel                                   # doctest: +SKIP
 >>> game = pyspiel.load_game("tabletop_splendor", {"players": 3})        # doctest: +SKIP
@@ -23,9 +27,9 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from tabletop_rl.core.game import IllegalActionError, quote
+from tabletop_rl.core.game import IllegalActionError, as_index, quote
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS
+from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, move_name
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.observe import observation_size
 
@@ -34,6 +38,7 @@ __all__ = ["GAME_NAME", "SplendorObserver", "SplendorSpielGame", "SplendorSpielS
 GAME_NAME = "tabletop_splendor"
 #: Chance outcomes: a card is its id (0-89), a noble is ``NOBLE_OUTCOME + id``.
 NOBLE_OUTCOME = R.NUM_CARDS
+_NUM_OUTCOMES = NOBLE_OUTCOME + R.NUM_NOBLES
 _DEAL_CARDS = R.SLOTS_PER_LEVEL * 3
 #: Cards a game can draw after the deal: each one is a chance node beyond the plies.
 _MAX_DRAWS = R.NUM_CARDS - _DEAL_CARDS
@@ -81,7 +86,7 @@ class SplendorSpielGame(pyspiel.Game):
         if isinstance(players, bool) or players not in (2, 3, 4):
             raise ValueError(f"players must be 2, 3 or 4, got {quote(players)}")
         self.max_plies = check_max_plies(params["max_plies"])
-        info = pyspiel.GameInfo(num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=NOBLE_OUTCOME + R.NUM_NOBLES,
+        info = pyspiel.GameInfo(num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=_NUM_OUTCOMES,
                                 num_players=players, min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
                                 max_game_length=self.max_plies + players + 1 + _DEAL_CARDS + _MAX_DRAWS)
         super().__init__(_GAME_TYPE, info, params)
@@ -136,13 +141,37 @@ class SplendorSpielState(pyspiel.State):
         first = R.LEVEL_START[lv]
         return [c for c in range(first, first + R.LEVEL_SIZE[lv]) if c not in self._deal]
 
+    def apply_action(self, action: Any) -> None:
+        """OpenSpiel's ``apply_action``, refusing an action before pybind11 converts it: its own error for a
+        non-integer spans lines and prints the whole state, and -1 fails a check in OpenSpiel's C++ core."""
+        action = as_index(action)
+        self._require_playable(action)
+        super().apply_action(action)
+
     def _apply_action(self, action: int) -> None:
+        self._require_playable(action)  # C++ callers (its algorithms and tests) come here directly
         if self._game is None:
             self._deal_one(action)
         elif self._pending >= 0:
             self._reveal(self._game, action)
         else:
             self._play(self._game, action)
+
+    def _require_playable(self, action: int) -> None:
+        """``IllegalActionError`` unless ``action`` can be played now (``ValueError`` for an id out of range): a
+        chance outcome offered, else a legal move. It runs before anything changes, and OpenSpiel records the
+        action only once ``_apply_action`` returns, so a refused action leaves the state as it was."""
+        game = self._game
+        if game is None or self._pending >= 0:
+            outcomes = self.chance_outcomes()
+            if action not in {o for o, _ in outcomes}:
+                raise IllegalActionError(f"{quote(action)} is not among the {len(outcomes)} outcomes of this chance "
+                                         f"node (chance_outcomes())", game=SplendorGame.name)
+        elif game.is_over:
+            raise IllegalActionError("the game is over", game=game.name)
+        elif not 0 <= action < NUM_ACTIONS or not game.legal_mask()[action]:
+            # explain_illegal raises the game's ValueError for an id out of range
+            raise IllegalActionError(game.explain_illegal(action), game=game.name, seat=game.current_player)
 
     def _deal_one(self, outcome: int) -> None:
         self._deal.append(outcome)
@@ -152,8 +181,6 @@ class SplendorSpielState(pyspiel.State):
 
     def _play(self, game: SplendorGame, action: int) -> None:
         seat = game.current_player
-        if not game.legal_mask()[action]:  # the move may wait for a chance node: check it now
-            raise IllegalActionError(game.explain_illegal(action), game=game.name, seat=seat)
         # A reserve bought from the hand is made public by the purchase: the record names the card.
         bought = f" card {game.player(seat)['reserved'][action - min(_BUY_RESERVED)][0]}" \
             if action in _BUY_RESERVED else ""
@@ -185,8 +212,8 @@ class SplendorSpielState(pyspiel.State):
     # --- text ----------------------------------------------------------------------------------------
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
-            return self._outcome_text(action)
-        return ACTION_NAMES[action]
+            return self._outcome_text(as_index(action, "chance outcome", _NUM_OUTCOMES))
+        return move_name(action)  # ValueError for an id out of range, which a list index would read from the end
 
     @staticmethod
     def _outcome_text(outcome: int) -> str:

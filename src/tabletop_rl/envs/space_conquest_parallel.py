@@ -25,12 +25,15 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from numba import njit
-from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.envs.episode import check_choice, check_viewer, next_seed
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
+from tabletop_rl.games.space_conquest.actions import OrderCheck
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 from tabletop_rl.games.space_conquest.render import render_text
 
@@ -45,9 +48,10 @@ def space_conquest_env(**kwargs: Any) -> ParallelEnv:
     return _raw_env(**kwargs)
 
 
-def space_conquest_aec_env(**kwargs: Any):
-    """The same game as a PettingZoo AEC env (players act in turn; the turn resolves after the last)."""
-    return parallel_to_aec(_raw_env(**kwargs))
+def space_conquest_aec_env(**kwargs: Any) -> AECEnv:
+    """The same game as a PettingZoo AEC env (players act in turn; the turn resolves after the last), wrapped as
+    PettingZoo's ``parallel_to_aec`` wraps it."""
+    return OrderEnforcingWrapper(_AECView(_raw_env(**kwargs)))
 
 
 @njit(cache=True)
@@ -117,17 +121,16 @@ class _raw_env(ParallelEnv):
         game = self.game
         if game is None or not self.agents:
             raise ValueError("step() needs a running episode: call reset() first")
-        unknown = set(actions) - set(_AGENTS)
+        if not isinstance(actions, Mapping):
+            raise ValueError(f"actions must be a mapping of agent to action, got {type(actions).__name__}")
+        unknown = [agent for agent in actions if agent not in _AGENTS]
         if unknown:
-            raise ValueError(f"unknown agent(s) {sorted(unknown)}; agents are {list(_AGENTS)}")
-        vectors, use, checks = [], [], []
-        for p, agent in enumerate(_AGENTS):
-            action = actions.get(agent)
-            is_orders = action is None or isinstance(action, (Mapping, str, bytes))
-            check = game.check(p, action) if is_orders else None
-            checks.append(check)
-            vectors.append(_EMPTY if is_orders else _action_vector(action))
-            use.append(not is_orders)
+            raise ValueError(f"unknown agent(s) {quote(unknown)}; agents are {list(_AGENTS)}")
+        answers = [_answer(game, p, actions.get(agent)) for p, agent in enumerate(_AGENTS)]  # before any write
+        checks = [check for check, _ in answers]
+        vectors = [_EMPTY if vector is None else vector for _, vector in answers]
+        use = [vector is not None for _, vector in answers]
+        for p, check in enumerate(checks):
             game._counts[p] = 0
             for j, move in enumerate(check.accepted if check is not None else ()):
                 game._orders[p, j] = move
@@ -167,9 +170,20 @@ class _raw_env(ParallelEnv):
 _EMPTY = np.zeros(O.ACTION_NVEC.size, np.int64)
 
 
-def _action_vector(action: Any) -> np.ndarray:
-    vector = np.asarray(action)
-    if vector.shape != (O.ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
-        raise ValueError(f"an RL action is {O.ACTION_NVEC.size} integers (MultiDiscrete), got shape {vector.shape} "
-                         f"of {vector.dtype}; or give JSON orders {{'moves': [...]}}")
-    return vector.astype(np.int64, copy=False)
+def _answer(game: SpaceConquestGame, player: int, action: Any) -> tuple[OrderCheck | None, np.ndarray | None]:
+    """``player``'s action checked: JSON orders (None: no moves) as their ``OrderCheck``, else an RL vector
+    (``observe.rl_action``, a ``ValueError`` for one that is not)."""
+    if action is None or isinstance(action, (Mapping, str, bytes)):
+        return game.check(player, action), None
+    return None, O.rl_action(player, action)
+
+
+class _AECView(parallel_to_aec_wrapper):
+    """PettingZoo's AEC view of the parallel env, checking each action when it is given: PettingZoo's keeps it
+    unchecked until the turn resolves, so a bad one would fail the last agent's step, which cannot mend it."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (self.terminations[agent] or self.truncations[agent]):
+            _answer(self.env.game, _AGENTS.index(agent), action)
+        super().step(action)

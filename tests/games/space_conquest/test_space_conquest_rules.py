@@ -429,3 +429,49 @@ def test_corrupt_saves_are_one_clear_error(edit, message):
         SpaceConquestGame.from_dict(data)
     with pytest.raises(ValueError, match="not valid JSON"):
         SpaceConquestGame.from_json("{")
+
+
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DEEP = 100_000
+A_MOVE = '{"from": "A", "to": "B", "ships": 1}'
+#: Orders no reader follows all the way: nested too deeply, too many values, too much text.
+PAST_THE_BOUNDS = {
+    "deep text": '{"moves": ' + "[" * DEEP + "]" * DEEP + "}",
+    "deep moves": {"moves": nested(DEEP)},
+    "deep extra key": {"moves": [{"from": "A", "to": "B", "ships": 1, "rationale": nested(DEEP)}]},
+    "long list": {"moves": [{"from": "A", "to": "B", "ships": 1}] * DEEP},
+    "long list text": '{"moves": [' + ", ".join([A_MOVE] * DEEP) + "]}",
+    "long text": " " * 2_000_000 + '{"moves": []}',
+}
+
+
+@pytest.mark.parametrize("name", list(PAST_THE_BOUNDS))
+def test_orders_past_the_bounds_are_rejected_whole_in_one_line(name):
+    """Neither a RecursionError nor an error per move of a list a hundred thousand long: one error, no move."""
+    orders = PAST_THE_BOUNDS[name]
+    game = SpaceConquestGame(seed=3)
+    (check, _) = game.step(orders, None)
+    assert check.rejected_all and check.accepted == [] and len(check.errors) == 1
+    message = check.errors[0]["message"]
+    assert check.errors[0]["index"] is None and "\n" not in message and len(message) < 200
+    assert any(word in message for word in ("deeper", "more than")), message
+    assert len(game.describe_move(orders)) < 200
+    if isinstance(orders, dict):  # a policy's answer as it is recorded
+        with pytest.raises(ValueError, match="player 0's orders (nest deeper|hold more)") as err:
+            game.move_record(0, orders)
+        assert "\n" not in str(err.value)
+
+
+def test_orders_within_the_bounds_keep_the_per_move_rules():
+    """Forty bad moves with a nested rationale each: every one skipped with its own error, the set not rejected."""
+    game = SpaceConquestGame(seed=3)
+    home, other = game.home_letter(0), game.nearest_letter(game.home_letter(0))
+    move = {"from": home, "to": other, "ships": 0, "rationale": {"why": ["nearest", {"depth": [1, 2]}]}}
+    check = check_orders(game.state, 0, {"moves": [move] * 40})
+    assert [e["index"] for e in check.errors] == list(range(40)) and not check.rejected_all

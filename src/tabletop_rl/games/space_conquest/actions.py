@@ -8,6 +8,9 @@ move, such as a ``rationale``, are ignored). Stars are named by letter or by sta
 - If the moves that passed those checks send more ships out of one star than it holds (an over-committed
   star; one move asking too many is enough), the whole order set is rejected for the turn: the rule of
   the spec (its §5.6; docs/space_conquest.md §9).
+- Orders no reader should follow all the way are rejected whole, in one error, before any move is read:
+  text longer than ``MAX_ORDERS_TEXT`` characters, values nested deeper than ``MAX_ORDERS_DEPTH``, or more
+  than ``MAX_ORDERS_VALUES`` values in all (``require_bounded``), so no answer costs unbounded time or memory.
 
 >>> from tabletop_rl.games.space_conquest import rules as R
 >>> state, _ = R.new_game(seed=3)
@@ -24,6 +27,7 @@ move, such as a ``rationale``, are ignored). Stars are named by letter or by sta
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +36,13 @@ import numpy as np
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.space_conquest import rules as R
 
-__all__ = ["MOVE_HELP", "OrderCheck", "check_orders", "describe_orders", "event_dict", "move_dict", "star_index"]
+__all__ = ["MAX_ORDERS_DEPTH", "MAX_ORDERS_TEXT", "MAX_ORDERS_VALUES", "MOVE_HELP", "OrderCheck", "check_orders",
+           "describe_orders", "event_dict", "move_dict", "require_bounded", "star_index"]
+
+#: Bounds on one seat's orders, far above what any real set needs (32 moves of a few keys each, a rationale).
+MAX_ORDERS_TEXT = 1_000_000  # characters of JSON text
+MAX_ORDERS_DEPTH = 16  # levels of objects and lists: {"moves": [{...}]} is three
+MAX_ORDERS_VALUES = 10_000  # entries of every object and list together
 
 _BY_NAME = {name.lower(): i for i, name in enumerate(R.STAR_NAMES)}
 _BY_NAME.update({letter.lower(): i for i, letter in enumerate(R.LETTERS)})
@@ -77,13 +87,41 @@ def star_index(name: Any) -> int:
     raise ValueError(f"unknown star {quote(name)} (stars are A-{R.LETTERS[-1]})")
 
 
+def require_bounded(value: Any, what: str = "orders") -> None:
+    """``ValueError`` naming ``what`` when ``value`` nests objects and lists deeper than ``MAX_ORDERS_DEPTH`` or
+    holds more than ``MAX_ORDERS_VALUES`` entries: walked without recursion, stopping at the first bound passed,
+    so the check itself costs at most the bounds.
+
+    >>> require_bounded({"moves": [[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]})
+    Traceback (most recent call last):
+    ValueError: orders nest deeper than 16 levels
+    """
+    stack, count = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (Mapping, list, tuple)):
+            continue
+        if depth > MAX_ORDERS_DEPTH:
+            raise ValueError(f"{what} nest deeper than {MAX_ORDERS_DEPTH} levels")
+        count += len(item)
+        if count > MAX_ORDERS_VALUES:
+            raise ValueError(f"{what} hold more than {MAX_ORDERS_VALUES} values")
+        stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, Mapping) else item))
+
+
 def _parse_moves(orders: Any) -> list[Any]:
-    """The list of moves in an orders object or its JSON text; ``ValueError`` when the shape is wrong."""
+    """The list of moves in an orders object or its JSON text; ``ValueError`` when the shape is wrong or the
+    orders pass a bound (module doc)."""
     if isinstance(orders, (str, bytes)):
+        if len(orders) > MAX_ORDERS_TEXT:
+            raise ValueError(f"orders text is {len(orders)} characters, more than {MAX_ORDERS_TEXT}")
         try:
             orders = json.loads(orders)
+        except RecursionError:  # deeper than the bound in any case
+            raise ValueError(f"orders nest deeper than {MAX_ORDERS_DEPTH} levels") from None
         except json.JSONDecodeError as e:
             raise ValueError(f"orders are not valid JSON: {e.msg} at position {e.pos}") from None
+    require_bounded(orders)
     if isinstance(orders, dict) and isinstance(orders.get("moves"), list):
         return orders["moves"]
     raise ValueError('orders must be an object {"moves": [{"from": "A", "to": "F", "ships": 3}, ...]}')
@@ -153,7 +191,7 @@ def describe_orders(orders: Any) -> str:
     try:
         moves = _parse_moves({"moves": []} if orders is None else orders)
     except ValueError:
-        return f"unreadable orders {str(orders)[:60]!r}"
+        return f"unreadable orders {quote(orders, 60)}"
     return ", ".join(f"{m.get('from')}->{m.get('to')} {m.get('ships')}" if isinstance(m, dict) else repr(m)
                      for m in moves) or "no orders"
 

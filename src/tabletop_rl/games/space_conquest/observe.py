@@ -31,7 +31,7 @@ from numba import njit
 
 from tabletop_rl.core.game import SeatView, quote
 from tabletop_rl.games.space_conquest import rules as R
-from tabletop_rl.games.space_conquest.actions import event_dict, move_dict
+from tabletop_rl.games.space_conquest.actions import event_dict, move_dict, require_bounded
 
 #: A SpaceConquestGame: game.py imports this module to observe itself, so the class is not
 #: imported here (the layers stay free of circles, even for type checking).
@@ -39,7 +39,8 @@ _Game = Any
 
 
 __all__ = ["ACTION_NVEC", "MASK_SIZE", "OBS_SIZE", "SHARE_MASK", "action_space", "as_orders", "decode_action",
-           "encode", "encode_into", "fog_copy", "observation_box", "player_view", "policy_info", "star_view"]
+           "encode", "encode_into", "fog_copy", "observation_box", "player_view", "policy_info", "rl_action",
+           "star_view"]
 
 _SHARES = 4
 ACTION_NVEC = np.array([R.NUM_STARS] * R.NUM_STARS + [_SHARES] * R.NUM_STARS, np.int64)
@@ -308,11 +309,41 @@ def _copy_star_as_known(known: np.ndarray, state: np.ndarray, player: int, s: in
     state[b + R.S_SHIPS] = known[k + R.K_SHIPS] if seen != R.UNKNOWN else 0
 
 
-def _moves_from_action(game: _Game, player: int, action: Any) -> dict[str, Any]:
-    """The JSON orders an RL action stands for (useful for logs and for people)."""
+def _field_name(i: int) -> str:
+    """What ``action[i]`` of an RL action chooses: ``the destination of star C``, ``the share of star C``."""
+    return f"the {'destination' if i < R.NUM_STARS else 'share'} of star {R.LETTERS[i % R.NUM_STARS]}"
+
+
+def rl_action(player: int, action: Any) -> np.ndarray:
+    """``player``'s answer as an int64 RL action vector; a one-line ``ValueError`` when it is not one: another
+    shape, not integers, or a field outside ``0..ACTION_NVEC - 1`` (named, since ``decode_action`` would read a
+    share of 9 as 3 and a destination of 16 as "stay").
+
+    >>> rl_action(0, [0] * 16 + [9] + [0] * 15)
+    Traceback (most recent call last):
+    ValueError: player 0's RL action: action[16], the share of star A, is 9, outside 0..3
+    """
+    try:
+        vector = np.asarray(action)
+        shape = str(vector.shape)
+    except (ValueError, TypeError, RecursionError):  # a ragged list, or one nested too deeply
+        vector, shape = np.empty(0, object), "(ragged)"
+    if vector.shape != (ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
+        raise ValueError(f"player {player} answered {type(action).__name__} {shape}: neither JSON orders "
+                         f"nor an RL action of {ACTION_NVEC.size} integers (MultiDiscrete)")
+    outside = np.flatnonzero((vector < 0) | (vector >= ACTION_NVEC))
+    if outside.size:
+        i = int(outside[0])
+        raise ValueError(f"player {player}'s RL action: action[{i}], {_field_name(i)}, is {int(vector[i])}, "
+                         f"outside 0..{ACTION_NVEC[i] - 1}")
+    return vector.astype(np.int64, copy=False)
+
+
+def _moves_from_action(game: _Game, player: int, vector: np.ndarray) -> dict[str, Any]:
+    """The JSON orders an RL action vector (``rl_action``) stands for (useful for logs and for people)."""
     orders = np.zeros((R.NUM_PLAYERS, R.MAX_ORDERS, 3), np.int64)
     counts = np.zeros(R.NUM_PLAYERS, np.int64)
-    decode_action(game.state, player, np.asarray(action, np.int64), orders, counts)
+    decode_action(game.state, player, vector, orders, counts)
     return {"moves": [move_dict(*orders[player, j]) for j in range(counts[player])]}
 
 
@@ -329,7 +360,7 @@ def as_orders(game: _Game, player: int, action: Any) -> dict[str, Any] | str:
     """A policy's answer as JSON-ready orders for ``game.step``: an RL action vector is decoded for
     ``player``; an orders object is copied through JSON and orders text is kept as it is, so a record
     of either replays the same. Orders that break the rules are left for ``check_orders`` to skip and
-    report; ``ValueError`` only for an answer that is none of these forms.
+    report; ``ValueError`` only for an answer that is none of these forms (``rl_action``).
 
     >>> from tabletop_rl import SpaceConquestGame
     >>> as_orders(SpaceConquestGame(seed=1), 0, {"moves": []})
@@ -338,12 +369,9 @@ def as_orders(game: _Game, player: int, action: Any) -> dict[str, Any] | str:
     if isinstance(action, (str, bytes)):
         return action.decode("utf-8", "replace") if isinstance(action, bytes) else action
     if isinstance(action, Mapping):
+        require_bounded(action, f"player {player}'s orders")  # before json, which recurses into every value
         try:
             return json.loads(json.dumps(action))
         except (TypeError, ValueError) as e:
             raise ValueError(f"player {player}'s orders are not JSON data: {e}") from None
-    vector = np.asarray(action)
-    if vector.shape != (ACTION_NVEC.size,) or vector.dtype.kind not in "iu":
-        raise ValueError(f"player {player} answered {type(action).__name__} {vector.shape}: neither JSON orders "
-                         f"nor an RL action of {ACTION_NVEC.size} integers")
-    return _moves_from_action(game, player, vector)
+    return _moves_from_action(game, player, rl_action(player, action))
