@@ -173,6 +173,14 @@ def test_a_line_nested_too_deeply_for_the_parser_is_no_game_record(finished, tmp
     with pytest.raises(ValueError, match=f"{GAMES_FILE}:2: not a game record: not JSON"):
         load_games(tmp_path)
 
+
+def test_a_results_file_that_is_no_regular_file_is_refused_not_read_forever(tmp_path):
+    fifo = tmp_path / GAMES_FILE
+    os.mkfifo(fifo)  # a read would wait for a writer that never comes
+    result = tabletop("replay", str(fifo), timeout=60)
+    assert result.returncode == 2
+    one_line_error(result.stderr, f"{fifo}: not a regular file")
+
 # --- 2. one run per run folder at a time --------------------------------------------------------------------
 def _lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0

@@ -98,7 +98,8 @@ def append_game(fh: IO[Any], record: dict[str, Any]) -> None:
 
 def load_games(out: Path | str, repair: bool = True,
                check: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
-    """Every complete game line of ``out/games.jsonl`` (``[]`` when there is none), in file order.
+    """Every complete game line of ``out/games.jsonl`` (``[]`` when there is none), in file order; a one-line
+    ``ValueError`` for a path that is there but no regular file.
 
     A last line cut short by a killed run is dropped with a warning (and, with ``repair``, cut from
     the file so new lines start clean). Any other line that is no game record (``record_problem``), a
@@ -107,6 +108,8 @@ def load_games(out: Path | str, repair: bool = True,
     that file was not left by an interrupted run and needs a look.
     """
     path = Path(out) / GAMES_FILE if Path(out).is_dir() else Path(out)
+    if path.exists() and not path.is_file():  # a FIFO would block the read, a device never end it
+        raise ValueError(f"{path}: not a regular file; is this a games.jsonl written by tabletop arena?")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
