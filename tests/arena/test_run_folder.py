@@ -159,6 +159,14 @@ def test_a_record_its_moves_contradict_is_refused_naming_line_game_and_field(fin
     assert (out / GAMES_FILE).read_bytes() == before, "a refused file is left as it was, every good game in it"
 
 
+
+def test_an_option_too_large_for_the_game_is_one_line_naming_the_record(tmp_path):
+    recorded = Path(__file__).resolve().parents[1] / "data" / "runs_0_1" / "klaverjas" / GAMES_FILE
+    record = {**json.loads(recorded.read_text().splitlines()[0]), "options": {"deals": 2**70}}
+    (tmp_path / GAMES_FILE).write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=f'{GAMES_FILE}:1: game 0: a number in "seed" or "options" is too large'):
+        load_games(tmp_path)
+
 def test_a_contradicted_record_is_one_line_at_the_replay_command(finished, tmp_path, capsys):
     lines = (finished / GAMES_FILE).read_text().splitlines(keepends=True)
     record = json.loads(lines[1])

@@ -225,8 +225,10 @@ def replay_steps(record: dict[str, Any]) -> Iterator[Game]:
     try:
         state = game_class(record["game"]).new(record["seed"], record["num_players"], record["max_plies"],
                                                **check_options(record["game"], record.get("options")))
-    except ValueError as e:
+    except ValueError as e:  # the game's own message names the argument
         raise ValueError(f"game {index}: {e}") from None
+    except OverflowError:  # a number past what the game's arrays hold, where new() checks no bound
+        raise ValueError(f'game {index}: a number in "seed" or "options" is too large for {record["game"]}') from None
     yield state
     for ply, entry in enumerate(record["moves"], 1):
         try:
