@@ -150,10 +150,12 @@ def test_summary_counts_draws_half_and_leaves_crashes_out():
 
 # --- results file -------------------------------------------------------------------------------------
 def game_record(index: int) -> dict:
-    """The least a line of games.jsonl holds (``results.RECORD_KEYS``)."""
+    """The least a line of games.jsonl holds (``results.RECORD_KEYS``): a game whose seat 0 crashed before the first
+    move, so no moves, no winners and no ranks, as its replay bears out."""
     return {"index": index, "game": "splendor", "num_players": 2, "max_plies": 1000, "seed": 0, "seats": ["a", "b"],
-            "moves": [], "plies": 0, "scores": [0, 0], "winners": [], "ranks": [0, 0], "truncated": False,
-            "error": None, "error_seat": None, "decisions": [0, 0], "time_s": [0.0, 0.0], "nodes": [0, 0]}
+            "moves": [], "plies": 0, "scores": [0, 0], "winners": [], "ranks": None, "truncated": False,
+            "error": "seat 0 (a) raised RuntimeError: no move", "error_seat": 0, "decisions": [0, 0],
+            "time_s": [0.0, 0.0], "nodes": [0, 0]}
 
 
 def test_torn_last_line_is_dropped_with_a_warning_and_cut_from_the_file(tmp_path):

@@ -1,6 +1,6 @@
-"""The run folder's doors (issue 15): every record is checked when a run is resumed, one run holds a run
-folder at a time, and a config or a disk that fails is one line naming the file, with the finished games
-kept."""
+"""The run folder's doors: every record is checked when a run is resumed or read, its moves replayed to what it
+says of its game, one run holds a run folder at a time, and a config or a disk that fails is one line naming the
+file, with the finished games kept."""
 
 from __future__ import annotations
 
@@ -100,6 +100,94 @@ def test_only_a_torn_last_line_is_repaired_and_that_game_played_again(tmp_path):
         summary = run_arena(out=tmp_path, resume=True, **RUN)
     assert summary["games"] == 6 and sorted(r["index"] for r in load_games(tmp_path)) == list(range(6))
 
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """A finished run of 6 games, copied by each test that spoils it."""
+    out = tmp_path_factory.mktemp("finished")
+    run_arena(out=out, **RUN)
+    return out
+
+
+def _crash(record: dict) -> dict:
+    return {**record, "error": "seat 0 (random) raised RuntimeError: boom", "error_seat": 0, "ranks": None}
+
+
+def _more_seats(record: dict) -> dict:
+    return {**record, "seats": [*record["seats"], "random"], "scores": [*record["scores"], 0],
+            "ranks": [*record["ranks"], 0], "decisions": [*record["decisions"], 0],
+            "time_s": [*record["time_s"], 0.0], "nodes": [*record["nodes"], 0]}
+
+
+#: A record that its own moves contradict, and what the one-line error says of it.
+CONTRADICTIONS = {
+    "scores": (lambda r: {**r, "scores": [r["scores"][0] + 1, *r["scores"][1:]]}, '"scores" is .* but its moves give'),
+    "winners": (lambda r: {**r, "winners": [s for s in (0, 1) if s not in r["winners"]]}, '"winners" is'),
+    "ranks": (lambda r: {**r, "ranks": [1 - rank for rank in r["ranks"]]}, '"ranks" is'),
+    "plies": (lambda r: {**r, "plies": r["plies"] + 1}, '"plies" is'),
+    "truncated": (lambda r: {**r, "truncated": not r["truncated"]}, '"truncated" is'),
+    "decisions": (lambda r: {**r, "decisions": [r["decisions"][0] + 1, r["decisions"][1]]}, '"decisions" is'),
+    "winners of a crash": (_crash, '"winners" is .* but its moves give \\[\\]'),
+    "seats": (_more_seats, '"seats" name 3 policies for 2 players'),
+    "llm_notes": (lambda r: {**r, "llm_notes": [None]}, '"llm_notes" must hold one entry per move'),
+    "moves cut short": (lambda r: {**r, "moves": r["moves"][:-1], "plies": r["plies"] - 1},
+                        '"moves" stop before the game\'s end'),
+    "a move after the end": (lambda r: {**r, "moves": [*r["moves"], r["moves"][-1]], "plies": r["plies"] + 1},
+                             "move .* does not replay: splendor: the game is over"),
+    "a move the rules refuse": (lambda r: {**r, "moves": ["take2:nothing", *r["moves"][1:]]},
+                                r"move 1 \('take2:nothing'\) does not replay"),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTRADICTIONS))
+def test_a_record_its_moves_contradict_is_refused_naming_line_game_and_field(finished, tmp_path, name):
+    out = tmp_path / "run"
+    shutil.copytree(finished, out)
+    lines = (out / GAMES_FILE).read_text().splitlines(keepends=True)
+    spoil, reason = CONTRADICTIONS[name]
+    bad = json.dumps(spoil(json.loads(lines[2]))) + "\n"
+    (out / GAMES_FILE).write_text("".join([*lines[:2], bad, *lines[3:]]))
+    before = (out / GAMES_FILE).read_bytes()
+    pattern = f"{GAMES_FILE}:3: game 2(,|:) .*{reason}"
+    with pytest.raises(ValueError, match=pattern) as caught:
+        load_games(out)
+    assert "\n" not in str(caught.value)
+    resumed = f"{GAMES_FILE}:3: game 2 is not this run's game 2" if name == "seats" else pattern  # the schedule's seats
+    with pytest.raises(ValueError, match=resumed):
+        run_arena(out=out, resume=True, **RUN)
+    assert (out / GAMES_FILE).read_bytes() == before, "a refused file is left as it was, every good game in it"
+
+
+
+def test_an_option_too_large_for_the_game_is_one_line_naming_the_record(tmp_path):
+    recorded = Path(__file__).resolve().parents[1] / "data" / "runs_0_1" / "klaverjas" / GAMES_FILE
+    record = {**json.loads(recorded.read_text().splitlines()[0]), "options": {"deals": 2**70}}
+    (tmp_path / GAMES_FILE).write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=f'{GAMES_FILE}:1: game 0: a number in "seed" or "options" is too large'):
+        load_games(tmp_path)
+
+def test_a_contradicted_record_is_one_line_at_the_replay_command(finished, tmp_path, capsys):
+    lines = (finished / GAMES_FILE).read_text().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    (tmp_path / GAMES_FILE).write_text(lines[0] + json.dumps({**record, "plies": 1}) + "\n")
+    assert main(["replay", str(tmp_path), "--game", "0"]) == 2
+    one_line_error(capsys.readouterr().err, f"{tmp_path / GAMES_FILE}:2: game 1: \"plies\" is 1 but its moves give")
+
+
+def test_a_line_nested_too_deeply_for_the_parser_is_no_game_record(finished, tmp_path):
+    lines = (finished / GAMES_FILE).read_text().splitlines(keepends=True)
+    (tmp_path / GAMES_FILE).write_text(lines[0] + "[" * 100_000 + "\n" + lines[1])
+    with pytest.raises(ValueError, match=f"{GAMES_FILE}:2: not a game record: not JSON"):
+        load_games(tmp_path)
+
+
+def test_a_results_file_that_is_no_regular_file_is_refused_not_read_forever(tmp_path):
+    fifo = tmp_path / GAMES_FILE
+    os.mkfifo(fifo)  # a read would wait for a writer that never comes
+    result = tabletop("replay", str(fifo), timeout=60)
+    assert result.returncode == 2
+    one_line_error(result.stderr, f"{fifo}: not a regular file")
 
 # --- 2. one run per run folder at a time --------------------------------------------------------------------
 def _lines(path: Path) -> int:

@@ -15,7 +15,8 @@ httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
 from tabletop_rl.games.klaverjas import rules as R  # noqa: E402
-from tabletop_rl.ui.klaverjas_service import ServiceConfig, create_app  # noqa: E402
+from tabletop_rl.ui import klaverjas_service  # noqa: E402
+from tabletop_rl.ui.klaverjas_service import ServiceConfig, create_app, serve_main  # noqa: E402
 
 EXAMPLE = {"hand": ["JH", "9H", "AC", "10C", "KS", "7D", "8D"],
            "table": [{"player": 2, "card": "AH"}, {"player": 3, "card": "7H"}],
@@ -239,6 +240,55 @@ def test_config_from_yaml_and_environment(tmp_path):
     with pytest.raises(ValueError, match="unknown setting"):
         ServiceConfig.load(str(path), environ={})
 
+
+
+LONG_LABEL = "a" * 64 + ".example"
+#: Command lines (a config file's text for {config}) the service refuses before it starts, and what the error says.
+REFUSED = {
+    "port over 65535": (["--port", "99999"], None, "argument --port: must be a whole number in 0..65535"),
+    "negative port": (["--port", "-1"], None, "argument --port: must be a whole number in 0..65535"),
+    "host label of 64": (["--host", LONG_LABEL], None, "argument --host: must be a host name or IP address"),
+    "host of 300": (["--host", "a." * 150], None, "argument --host: must be a host name or IP address"),
+    "empty host label": (["--host", "a..b"], None, "argument --host: must be a host name or IP address"),
+    "YAML nested 5000 deep": (["--config", "{config}"], "[" * 5000 + "]" * 5000, "nested too deeply"),
+    "JSON nested 5000 deep": (["--config", "{config}"], '{"a": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
+    "not YAML": (["--config", "{config}"], "port: [\n",
+                 "not YAML: expected the node content, but found '<stream end>' at line 2 column 1"),
+    "port in the config": (["--config", "{config}"], "port: 99999\n", ": port must be a whole number in 0..65535"),
+    "host in the config": (["--config", "{config}"], f"host: {LONG_LABEL}\n", ": host must be a host name"),
+    "timeout not a number": (["--config", "{config}"], "api_timeout_s: .nan\n", ": api_timeout_s must be a number"),
+    "a setting of text as a list": (["--config", "{config}"], "api_url: [1, 2]\n",
+                                    ": api_url must be a text, not a list"),
+    "a setting named by a number": (["--config", "{config}"], "1: 2\n", "unknown setting(s) 1"),
+    "a config over 64 KB": (["--config", "{config}"], "# " + "x" * 70_000 + "\n", "over the 65536-byte limit"),
+    "a model that is not there": (["--config", "{config}"], "model_path: /nonexistent/model.txt\n",
+                                  "cannot load model /nonexistent/model.txt"),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_a_bad_argument_or_config_is_one_line_before_the_service_starts(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.setattr(klaverjas_service._Server, "run", lambda self: pytest.fail("the service started"))
+    argv, text, error = REFUSED[name]
+    config = tmp_path / "service.yaml"
+    if text is not None:
+        config.write_text(text)
+    with pytest.raises(SystemExit) as exit:
+        serve_main([arg.format(config=config) for arg in argv])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("tabletop serve klaverjas: error: ")
+    assert error in err.strip().splitlines()[-1], err
+
+
+def test_a_config_that_is_no_file_and_a_bad_environment_value_are_named(tmp_path):
+    with pytest.raises(ValueError, match=f"^config {tmp_path}: not a regular file$"):
+        ServiceConfig.load(str(tmp_path))
+    with pytest.raises(ValueError, match="^config .*: no such file$"):
+        ServiceConfig.load(str(tmp_path / "missing.yaml"))
+    with pytest.raises(ValueError, match="^KLAVERJAS_API_TIMEOUT_S must be a number of seconds above 0, not 'soon'$"):
+        ServiceConfig.load(None, environ={"KLAVERJAS_API_TIMEOUT_S": "soon"})
+    assert ServiceConfig.load(None, environ={"KLAVERJAS_API_TIMEOUT_S": "2.5"}).api_timeout_s == 2.5
 
 def test_local_model_answers_first_and_stays_within_legal_cards(tmp_path):
     from tabletop_rl.games.klaverjas import model as M

@@ -4,6 +4,7 @@ what a spectator sees, and plain text wherever the output is not a terminal."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -16,6 +17,7 @@ import pytest
 
 from tabletop_rl.arena import load_games
 from tabletop_rl.games.klaverjas import rules as KR
+from tabletop_rl.ui.terminal import replay_frames
 
 COMMAND = [sys.executable, "-m", "tabletop_rl.cli"]
 RUNS = Path(__file__).resolve().parents[1] / "data" / "runs_0_1"
@@ -112,6 +114,25 @@ def test_quitting_a_replay_midway_says_where_it_stopped_not_how_the_game_ended()
     finished = on_a_terminal(["replay", str(RUNS / "splendor")], f"{plies}\nq\n", PLAIN, tty_out=False)
     assert "Game over" in finished and "stopped" not in finished
 
+
+def one_move_past_the_end(game: str) -> dict:
+    """The first recorded game of ``game`` with its last move played once more, after the game's end."""
+    record = json.loads((RUNS / game / "games.jsonl").read_text().splitlines()[0])
+    return {**record, "moves": [*record["moves"], record["moves"][-1]], "plies": record["plies"] + 1}
+
+
+@pytest.mark.parametrize("game", ["splendor", "klaverjas", "space-conquest"])
+def test_a_replay_of_a_move_after_the_games_end_is_one_line_naming_the_record(tmp_path, game):
+    record = one_move_past_the_end(game)
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    result = subprocess.run([*COMMAND, "replay", str(path)], capture_output=True, text=True, timeout=120, env=PLAIN)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and result.stderr.count("\n") == 1, \
+        result.stderr
+    assert f"{path}:1: game 0, move {record['plies']} (" in result.stderr, result.stderr
+    assert f"does not replay: {game}: the game is over" in result.stderr, result.stderr
+    with pytest.raises(ValueError, match=f"^game 0, move {record['plies']} .* the game is over$"):
+        replay_frames(record)  # what the web viewer rebuilds a game with
 
 def _hands_shown(frame: str) -> dict[str, list[str]]:
     """Seat name -> the cards a Klaverjas frame lists for it (a hidden hand reads "8 cards" and is left out)."""

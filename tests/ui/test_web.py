@@ -91,8 +91,9 @@ def test_every_position_is_the_terminal_replays_view(api: TestClient, run: Path,
 
 
 def blind_reserve_record() -> tuple[dict[str, Any], int]:
-    """A game record in which P0 reserved blind from the level 1 deck at its first move, and the card it got."""
-    game = SplendorGame.new(seed=5, num_players=2)
+    """A game record in which P0 reserved blind from the level 1 deck at its first move, and the card it got; the
+    game stops at its ply cap of 3, as the record says."""
+    game = SplendorGame.new(seed=5, num_players=2, max_plies=3)
     moves = ["reserve_deck:1", "take:white,blue,green", "take:white,blue,green"]
     for move in moves:
         game.step(move)
@@ -102,7 +103,7 @@ def blind_reserve_record() -> tuple[dict[str, Any], int]:
         "index": 0,
         "game": "splendor",
         "num_players": 2,
-        "max_plies": 1000,
+        "max_plies": 3,
         "seed": 5,
         "seats": ["random", "greedy"],
         "moves": moves,
@@ -215,6 +216,18 @@ def test_a_damaged_run_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no arena run at"):
         RunView.open(tmp_path / "elsewhere")
 
+
+
+def test_a_move_after_the_games_end_is_one_line_naming_the_record(tmp_path: Path) -> None:
+    record = json.loads((RUNS / "splendor" / "games.jsonl").read_text().splitlines()[0])
+    past = {**record, "moves": [*record["moves"], record["moves"][-1]], "plies": record["plies"] + 1}
+    (tmp_path / "games.jsonl").write_text(json.dumps(past) + "\n")
+    with pytest.raises(ValueError, match=rf"games.jsonl:1: game 0, move {past['plies']} .* the game is over$"):
+        RunView.open(tmp_path)
+    unchecked = RunView(tmp_path / "games.jsonl", [past], None)  # a record handed over without loading
+    answer = TestClient(create_app(unchecked, PlayDesk(tmp_path / "saves"))).get("/api/games/0/plies/1")
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"].startswith(f"game 0, move {past['plies']} (") and "\n" not in answer.json()["error"]
 
 # --- play ---------------------------------------------------------------------------------------------
 def new_game(api: TestClient, **body: Any) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 
 Lines are appended, flushed and fsync'ed as each game ends, so a killed run loses at most the line
 being written; ``load_games`` drops such a torn last line (with a warning) and resuming plays that
-game again. Every other line must be a whole game record (``record_problem``), or loading stops with a
-one-line ``ValueError`` naming the file and line. A file that cannot be read or written (a full disk)
-is a ``RunFolderError`` naming it.
+game again. Every other line must be a whole game record (``record_problem``) whose moves replay to
+what it says of its game (``replay_problem``), or loading stops with a one-line ``ValueError`` naming
+the file and line. A file that cannot be read or written (a full disk) is a ``RunFolderError`` naming it.
 
 >>> import tempfile, pathlib
 >>> out = pathlib.Path(tempfile.mkdtemp())
@@ -31,12 +31,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from tabletop_rl.core.files import replace_file
+from tabletop_rl.core.game import Game, entry_moves, quote
+from tabletop_rl.games import check_options, game_class
 
 if sys.platform != "win32":
     import fcntl  # the run folder's lock; POSIX only, and without it a run simply takes no lock
 
 __all__ = ["GAMES_FILE", "LOCK_FILE", "RECORD_KEYS", "RunFolderError", "append_game", "hold_run_folder",
-           "load_games", "open_games", "prepare_run", "read_config", "read_json_object", "record_problem"]
+           "load_games", "open_games", "prepare_run", "read_config", "read_json_object", "record_problem",
+           "replay_problem", "replay_steps"]
 
 GAMES_FILE = "games.jsonl"
 LOCK_FILE = ".lock"
@@ -96,15 +99,18 @@ def append_game(fh: IO[Any], record: dict[str, Any]) -> None:
 
 def load_games(out: Path | str, repair: bool = True,
                check: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
-    """Every complete game line of ``out/games.jsonl`` (``[]`` when there is none), in file order.
+    """Every complete game line of ``out/games.jsonl`` (``[]`` when there is none), in file order; a one-line
+    ``ValueError`` for a path that is there but no regular file.
 
     A last line cut short by a killed run is dropped with a warning (and, with ``repair``, cut from
     the file so new lines start clean). Any other line that is no game record (``record_problem``), a
-    game index seen twice, or a record that ``check`` finds fault with (it returns the reason) is a
-    one-line ``ValueError`` naming the file and line: that file was not left by an interrupted run and
-    needs a look.
+    game index seen twice, a record that ``check`` finds fault with (it returns the reason) or one that
+    its own moves contradict (``replay_problem``) is a one-line ``ValueError`` naming the file and line:
+    that file was not left by an interrupted run and needs a look.
     """
     path = Path(out) / GAMES_FILE if Path(out).is_dir() else Path(out)
+    if path.exists() and not path.is_file():  # a FIFO would block the read, a device never end it
+        raise ValueError(f"{path}: not a regular file; is this a games.jsonl written by tabletop arena?")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -123,7 +129,7 @@ def load_games(out: Path | str, repair: bool = True,
         index = record["index"]
         if index in seen:
             raise ValueError(f"{path}:{number}: game {index} appears twice")
-        problem = check(record) if check is not None else None
+        problem = (check(record) if check is not None else None) or replay_problem(record)
         if problem:
             raise ValueError(f"{path}:{number}: {problem}")
         seen.add(index)
@@ -146,7 +152,7 @@ def _parse_line(line: bytes, path: Path, number: int, last: bool) -> dict[str, A
         return None
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         problem: str | None = "not JSON"
     else:
         problem = record_problem(record)
@@ -203,6 +209,88 @@ def record_problem(record: Any) -> str | None:
         if key in record and not good(record[key]):
             return f'"{key}" must be {what}, not {_short(record[key])}'
     return None
+
+
+def replay_steps(record: dict[str, Any]) -> Iterator[Game]:
+    """The game of ``record`` (a game record, ``record_problem``) rebuilt through the game contract from its
+    game, seed, options and moves: one object, yielded at the start and again after each step. A record whose
+    game cannot be set up, or whose move does not replay (a move after the game's end, one the rules refuse),
+    is a one-line ``ValueError`` naming the game and the move.
+
+    >>> record = {"index": 4, "game": "splendor", "num_players": 2, "max_plies": None, "seed": 1, "moves": ["pass"]}
+    >>> [state.ply for state in replay_steps(record)]
+    Traceback (most recent call last):
+    ValueError: game 4, move 1 ('pass') does not replay: splendor, seat 0: pass: pass is legal only when no ...
+    """
+    index = record["index"]
+    try:
+        state = game_class(record["game"]).new(record["seed"], record["num_players"], record["max_plies"],
+                                               **check_options(record["game"], record.get("options")))
+    except ValueError as e:  # the game's own message names the argument
+        raise ValueError(f"game {index}: {e}") from None
+    except OverflowError:  # a number past what the game's arrays hold, where new() checks no bound
+        raise ValueError(f'game {index}: a number in "seed" or "options" is too large for {record["game"]}') from None
+    yield state
+    for ply, entry in enumerate(record["moves"], 1):
+        try:
+            state.step_joint(entry_moves(state, entry))
+        except (ValueError, TypeError) as e:  # TypeError: a move of the wrong shape that a game's rules trip on
+            raise ValueError(f"game {index}, move {ply} ({quote(entry)}) does not replay: {e}") from None
+        yield state
+
+
+def replay_problem(record: dict[str, Any]) -> str | None:
+    """Where ``record`` (a game record, ``record_problem``) contradicts its own moves, in one line naming the
+    game and the field, or ``None`` when its moves replay (``replay_steps``) to what it says of its game.
+
+    ``seats`` must name one policy per player; ``plies`` count the moves and ``llm_notes`` (when there) hold one
+    entry per move; a game that ended by the rules (no ``error``, ``forfeit`` or ``void``) must end with its last
+    move, and its ``decisions`` be the moves of each player. ``truncated`` and ``scores`` are the replay's;
+    ``winners`` and ``ranks`` too, except that a crashed game has no winners and no ranks and a forfeit loses.
+
+    >>> crashed = {"index": 2, "game": "splendor", "num_players": 2, "max_plies": None, "seed": 1, "seats": ["a", "b"],
+    ...            "moves": [], "plies": 0, "scores": [0, 0], "winners": [], "ranks": None, "truncated": False,
+    ...            "error": "seat 0 (a) raised KeyError: 1"}
+    >>> replay_problem(crashed), replay_problem({**crashed, "scores": [3, 0]})
+    (None, 'game 2: "scores" is [3, 0] but its moves give [0, 0]')
+    >>> print(replay_problem({**crashed, "error": None}))
+    game 2: "moves" stop before the game's end, yet it has no "error", "forfeit" or "void"
+    """
+    decisions: list[int] = []
+    try:
+        for state in replay_steps(record):
+            decisions = decisions or [0] * state.num_players
+            for seat in state.pending_seats():  # the seats that answer the next step (none once it is over)
+                decisions[state.player_of(seat)] += 1
+    except ValueError as e:
+        return str(e)
+    index, moves, notes = record["index"], record["moves"], record.get("llm_notes")
+    if len(record["seats"]) != state.num_players:
+        return f'game {index}: "seats" name {len(record["seats"])} policies for {state.num_players} players'
+    if notes is not None and (not isinstance(notes, list) or len(notes) != len(moves)):
+        return f'game {index}: "llm_notes" must hold one entry per move ({len(moves)}), not {_short(notes)}'
+    ended = record["error"] is None and record.get("forfeit") is None and not record.get("void")
+    if ended and not state.is_over:
+        return f'game {index}: "moves" stop before the game\'s end, yet it has no "error", "forfeit" or "void"'
+    winners, ranks = _outcome(record, state)
+    expected = {"plies": len(moves), "truncated": state.is_truncated, "scores": state.scores, "winners": winners,
+                "ranks": ranks, **({"decisions": decisions} if ended else {})}
+    for key, value in expected.items():
+        if record[key] != value:
+            return f'game {index}: "{key}" is {_short(record[key])} but its moves give {_short(value)}'
+    return None
+
+
+def _outcome(record: dict[str, Any], state: Game) -> tuple[list[int], list[int] | None]:
+    """The winners and ranks a record of the game ``state`` ended in holds: none in a crashed game; in a forfeit
+    (``arena/llm.py``) the seat that forfeited loses and the others share first place; else the game's."""
+    forfeit = record.get("forfeit")
+    if record["error"] is not None:
+        return [], None
+    if forfeit is None:
+        return state.winners, state.ranks
+    players = range(state.num_players)
+    return [p for p in players if p != forfeit], [int(p == forfeit) for p in players]
 
 
 def _whole(value: Any) -> bool:

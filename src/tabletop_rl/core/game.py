@@ -413,7 +413,20 @@ def step_entry(game: Game, per_seat: dict[int, Any]) -> Any:
 
 
 def entry_moves(game: Game, entry: Any) -> dict[int, Any]:
-    """A recorded step's moves by seat (``step_entry`` read back), for ``step_joint``."""
-    if game.simultaneous:
-        return {s: move for s, move in enumerate(entry) if s in game.pending_seats()}
-    return {game.pending_seats()[0]: entry}
+    """A recorded step's moves by seat (``step_entry`` read back), for ``step_joint``; ``IllegalActionError``
+    for a step after the game's end, or a step of simultaneous moves that is not one entry per seat.
+
+    >>> from tabletop_rl.games import game_class
+    >>> entry_moves(game_class("space-conquest").new(1, 2), "pass")
+    Traceback (most recent call last):
+    tabletop_rl.core.game.IllegalActionError: space-conquest: a turn must list one entry per seat (2), not 'pass'
+    """
+    pending = game.pending_seats()
+    if not pending:
+        raise IllegalActionError("the game is over", game=game.name)
+    if not game.simultaneous:
+        return {pending[0]: entry}
+    if not isinstance(entry, list) or len(entry) != game.num_seats:
+        raise IllegalActionError(f"a turn must list one entry per seat ({game.num_seats}), not {quote(entry)}",
+                                 game=game.name)
+    return {s: move for s, move in enumerate(entry) if s in pending}

@@ -30,9 +30,10 @@ Rule knobs in a request: ``rules`` and ``amsterdamUndertrump`` (legality), ``stu
 Kraken and the match format scale or sum deal results but do not change which card is best, so a
 request does not carry them.
 
-Configuration: a YAML file (``--config``) with the keys of ``ServiceConfig``, overridden by the
-environment variables ``KLAVERJAS_MODEL_PATH``, ``KLAVERJAS_API_URL``, ``KLAVERJAS_API_KEY``,
-``KLAVERJAS_API_TIMEOUT_S``. At startup the service compiles its kernels by answering example positions
+Configuration: a YAML (or JSON) file (``--config``, at most 64 KB) with the keys of ``ServiceConfig``,
+overridden by the environment variables ``KLAVERJAS_MODEL_PATH``, ``KLAVERJAS_API_URL``, ``KLAVERJAS_API_KEY``,
+``KLAVERJAS_API_TIMEOUT_S``; a value the service cannot use stops it at startup in one line naming the file or
+variable and the setting. At startup the service compiles its kernels by answering example positions
 (logged as ``warm_up``), then prints its URL. Each request, answered or refused, logs one JSON line
 (request id, sanitised inputs with long strings cut, the choice or the refusal, milliseconds); the API key
 is never logged.
@@ -47,12 +48,13 @@ import argparse
 import html
 import json
 import logging
+import math
 import os
 import re
 import socket
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -69,6 +71,7 @@ from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.baselines import heuristic_scores
@@ -85,6 +88,62 @@ _LOG_TEXT = 120  # longest string a log line or an error message repeats from a 
 _log = logging.getLogger("tabletop_rl.ui.klaverjas_service")
 
 
+#: The largest settings file read: a handful of keys, so anything longer is not one.
+_MAX_CONFIG_BYTES = 64 * 1024
+#: The settings the environment overrides: ``KLAVERJAS_<NAME>``.
+_ENV_SETTINGS = ("model_path", "api_url", "api_key", "api_timeout_s")
+
+
+def _shown(value: Any) -> str:
+    """A setting's value for an error message: a scalar quoted and cut short, anything else by its type only (a
+    YAML alias can make a list whose text is gigabytes)."""
+    scalar = value is None or isinstance(value, (str, int, float))
+    return quote(value, 40) if scalar else f"a {'list' if isinstance(value, list) else type(value).__name__}"
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a text, not {_shown(value)}")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    """A positive, finite number of seconds, or its text."""
+    try:
+        seconds = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"must be a number of seconds above 0, not {_shown(value)}")
+    return seconds
+
+
+def _port(value: Any) -> int:
+    """A port to listen on, 0..65535 (0: any free port), or its digits as text."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,5}", value.strip()):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"must be a whole number in 0..65535 (0: any free port), not {_shown(value)}")
+    return value
+
+
+def _host(value: Any) -> str:
+    """A host name or IP address to listen on, as the resolver takes it: at most 253 characters, each label of a
+    name 1-63 (uvicorn's resolver raised a UnicodeError for a longer or empty one)."""
+    try:
+        if isinstance(value, str) and 0 < len(value) <= 253:
+            value.encode("idna")
+            return value
+    except UnicodeError:
+        pass
+    raise ValueError(f"must be a host name or IP address (labels of 1-63 characters), not {_shown(value)}")
+
+
+#: Each setting's check: its value (converted) or a ``ValueError`` saying what it must be.
+_SETTINGS: dict[str, Callable[[Any], Any]] = {"model_path": _text, "api_url": _text, "api_key": _text,
+                                              "api_timeout_s": _seconds, "host": _host, "port": _port}
+
+
 @dataclass
 class ServiceConfig:
     """Service settings; ``model_path`` ``"packaged"`` means the model shipped in the package, ``""`` none."""
@@ -98,26 +157,67 @@ class ServiceConfig:
 
     @classmethod
     def load(cls, path: str | None = None, environ: Mapping[str, str] | None = None) -> ServiceConfig:
-        """Settings from the YAML file ``path`` (optional), then the environment; ``ValueError`` on bad keys."""
+        """Settings from the YAML (or JSON) file ``path`` (optional), then the environment; a one-line
+        ``ValueError`` naming the file or the variable, and the setting, for anything the service cannot use.
+
+        >>> ServiceConfig.load(None, environ={"KLAVERJAS_API_TIMEOUT_S": "-1"})
+        Traceback (most recent call last):
+        ValueError: KLAVERJAS_API_TIMEOUT_S must be a number of seconds above 0, not '-1'
+        """
         values: dict[str, Any] = {}
-        if path:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-            data = data.get("klaverjas_service", data) if isinstance(data, dict) else data
-            if not isinstance(data, dict):
-                raise ValueError(f"config {path}: expected a mapping of settings")
-            unknown = set(data) - {f.name for f in fields(cls)}
-            if unknown:
-                raise ValueError(f"config {path}: unknown setting(s) {sorted(unknown)}")
-            values.update(data)
+        for name, value in (_read_settings(path) if path else {}).items():
+            values[name] = _checked(name, value, f"config {path}: {name}")
         env: Mapping[str, str] = os.environ if environ is None else environ
-        for name in ("model_path", "api_url", "api_key", "api_timeout_s"):
+        for name in _ENV_SETTINGS:
             key = f"KLAVERJAS_{name.upper()}"
             if key in env:
-                values[name] = env[key]
-        config = cls(**values)
-        config.api_timeout_s = float(config.api_timeout_s)
-        config.port = int(config.port)
-        return config
+                values[name] = _checked(name, env[key], key)
+        return cls(**values)
+
+
+def _checked(name: str, value: Any, where: str) -> Any:
+    """``value`` as setting ``name`` takes it; a ``ValueError`` starting with ``where`` when it cannot."""
+    try:
+        return _SETTINGS[name](value)
+    except ValueError as e:
+        raise ValueError(f"{where} {e}") from None
+
+
+def _read_settings(path: str) -> dict[str, Any]:
+    """The settings in the YAML (or JSON) file ``path``, at its top or under ``klaverjas_service``; a one-line
+    ``ValueError`` naming the file for one that is not there, no regular file, over ``_MAX_CONFIG_BYTES``, no
+    YAML, nested too deeply for the parser, or not a mapping of known settings."""
+    file = Path(path)
+    if not file.is_file():  # a FIFO would block the read, a device never end it
+        raise ValueError(f"config {path}: {'not a regular file' if file.exists() else 'no such file'}")
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read(_MAX_CONFIG_BYTES + 1)
+        if len(raw) > _MAX_CONFIG_BYTES:
+            raise ValueError(f"over the {_MAX_CONFIG_BYTES}-byte limit of a settings file")
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except OSError as e:
+        raise ValueError(f"config {path}: cannot read it: {e.strerror or e}") from None
+    except RecursionError:
+        raise ValueError(f"config {path}: nested too deeply") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"config {path}: not YAML: {_yaml_problem(e)}") from None
+    except ValueError as e:  # UnicodeDecodeError, or the size above
+        raise ValueError(f"config {path}: {e}") from None
+    data = data.get("klaverjas_service", data) if isinstance(data, dict) else data
+    if not isinstance(data, dict):
+        raise ValueError(f"config {path}: expected a mapping of settings")
+    unknown = [_cut(key, 40) if isinstance(key, str) else quote(key, 40) for key in data if key not in _SETTINGS]
+    if unknown:
+        raise ValueError(f"config {path}: unknown setting(s) {', '.join(unknown[:5])}")
+    return data
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """What a YAML error says, in one line with where it is (its own text spans several lines)."""
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+    return f"{getattr(error, 'problem', None) or type(error).__name__}{where}"
 
 
 # --- request / response schema -----------------------------------------------------------------
@@ -798,6 +898,16 @@ def create_app(config: ServiceConfig | None = None) -> FastAPI:
     return app
 
 
+def _argument(check: Callable[[Any], Any]) -> Callable[[str], Any]:
+    """A setting's check as an argparse ``type``, so that its message is argparse's one-line error."""
+    def parse(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return parse
+
+
 class _Server(uvicorn.Server):
     """uvicorn that prints where the service listens once it does (``--port 0`` lets the system pick the port)."""
 
@@ -813,17 +923,18 @@ class _Server(uvicorn.Server):
 def serve_main(argv: list[str] | None = None) -> int:
     """``tabletop serve klaverjas [--config FILE] [--host H] [--port P]``: run the service with uvicorn."""
     parser = argparse.ArgumentParser(prog="tabletop serve klaverjas", description=serve_main.__doc__)
-    parser.add_argument("--config", help="YAML settings file (keys of ServiceConfig)")
-    parser.add_argument("--host")
-    parser.add_argument("--port", type=int, help="port to listen on (0: any free port; the URL is printed)")
+    parser.add_argument("--config", help="YAML (or JSON) settings file (keys of ServiceConfig)")
+    parser.add_argument("--host", type=_argument(_host), help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=_argument(_port), help="port to listen on (0: any free port; the URL is "
+                                                              "printed)")
     args = parser.parse_args(argv)
     try:
         config = ServiceConfig.load(args.config)
-    except (OSError, ValueError, TypeError) as e:
+        config.host = args.host or config.host
+        config.port = config.port if args.port is None else args.port
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+        app = create_app(config)  # compiles the kernels before the URL is printed; a model file that fails is named
+    except ValueError as e:
         parser.error(str(e))
-    config.host = args.host or config.host
-    config.port = config.port if args.port is None else args.port
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    app = create_app(config)  # compiles the kernels before the URL is printed
     _Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="warning")).run()
     return 0

@@ -25,12 +25,12 @@ from typing import IO, Any
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.llm import accounting_lines, note_lines
-from tabletop_rl.arena.results import load_games
+from tabletop_rl.arena.results import load_games, replay_steps
 from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.files import check_save_target, replace_file
 from tabletop_rl.core.game import Game, entry_moves, use_color
 from tabletop_rl.games import GAMES as GAME_NAMES
-from tabletop_rl.games import check_options, game_class, policy_game
+from tabletop_rl.games import game_class, policy_game
 
 __all__ = ["SAVE_FORMAT", "Table", "load_table", "new_table", "play_terminal", "replay_frames", "replay_terminal",
            "result_line", "save_table", "step_moves", "write_game_logs"]
@@ -292,18 +292,9 @@ def result_line(state: Game) -> str:
 
 # --- replay ----------------------------------------------------------------------------------------
 def replay_frames(record: dict[str, Any]) -> list[Game]:
-    """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k steps)."""
-    rules = game_class(record["game"])
-    state = rules.new(record["seed"], record["num_players"], record["max_plies"],
-                      **check_options(record["game"], record.get("options")))
-    frames = [rules.from_json(state.to_json())]
-    for ply, entry in enumerate(record["moves"], 1):
-        try:
-            state.step_joint(entry_moves(state, entry))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"game {record['index']}, move {ply} ({entry!r}) does not replay: {e}") from None
-        frames.append(rules.from_json(state.to_json()))
-    return frames
+    """Every position of a recorded game, rebuilt from its seed and moves (``frames[k]``: after k steps); a move
+    that does not replay is a one-line ``ValueError`` naming the game and the move (``replay_steps``)."""
+    return [type(state).from_json(state.to_json()) for state in replay_steps(record)]
 
 
 def _pick_record(path: Path, game_index: int | None) -> dict[str, Any]:
@@ -329,8 +320,13 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     ``seat`` None shows the game as a spectator sees it; a seat number shows only what that seat saw
     (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
     """
+    return _show_record(_pick_record(path, game_index), stdin, stdout, interactive, seat)
+
+
+def _show_record(record: dict[str, Any], stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+                 interactive: bool | None = None, seat: int | None = None) -> int:
+    """``replay_terminal`` of one record, already loaded (and so checked) from its file."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    record = _pick_record(path, game_index)
     if seat is not None and not 0 <= seat < len(record["seats"]):
         raise ValueError(f"--seat must be in 0..{len(record['seats']) - 1} for game {record['index']}, got {seat}")
     frames = replay_frames(record)
@@ -434,14 +430,15 @@ def _navigate(view: _Viewer, stdin: IO[str], con: _Console) -> int:
 
 
 def write_game_logs(out: Path, records: list[dict[str, Any]]) -> list[Path]:
-    """``out/logs/game-<index>.txt`` for each record: what ``tabletop replay`` prints for that game."""
+    """``out/logs/game-<index>.txt`` for each record (as ``load_games`` read them): what ``tabletop replay`` prints
+    for that game."""
     folder = Path(out) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for record in sorted(records, key=lambda r: r["index"]):
         path = folder / f"game-{record['index']:04d}.txt"
         with open(path, "w", encoding="utf-8") as fh:
-            replay_terminal(Path(out), record["index"], stdout=fh, interactive=False)
+            _show_record(record, stdout=fh, interactive=False)
             fh.write(accounting_lines(record))
         paths.append(path)
     return paths

@@ -89,7 +89,8 @@ class RunView:
     @classmethod
     def open(cls, path: Path | str) -> RunView:
         """The run in folder ``path``, or the ``games.jsonl`` file ``path``; ``ValueError`` in one line for a path
-        that is neither, a damaged record (its file and line) or a ``summary.json`` that is not JSON."""
+        that is neither, a damaged record or one its own moves contradict (its file and line: ``load_games``) or a
+        ``summary.json`` that is not JSON."""
         path = Path(path)
         games = path / GAMES_FILE if path.is_dir() else path
         if not games.is_file():
