@@ -69,8 +69,8 @@ def test_a_policy_sees_only_the_acting_seat_hand() -> None:
         seat = int(game.state[R.CURRENT])
         assert game.pending_seats() == [seat] and game.player_of(seat) == seat % 2
         info = game.policy_info(seat)
-        view = info["state"]
-        assert info["player"] == seat
+        view = info["game"].state
+        assert (info["seat"], info["player"]) == (seat, seat % 2) and info["game"] is not game
         assert [int(view[R.HAND + s]) for s in range(4)] == [int(game.state[R.HAND + seat]) if s == seat else 0
                                                              for s in range(4)]
         assert not view[R.RNG:R.RNG + 2].any()
