@@ -28,6 +28,8 @@ def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
     try:
         # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; a regular file ignores it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {quote(str(path))} does not exist") from None
     except OSError as e:
         raise ValueError(f"{what} {quote(str(path))} cannot be read ({e.strerror or type(e).__name__})") from None
     info = os.fstat(fd)  # of the file opened, so it cannot be swapped after the check
