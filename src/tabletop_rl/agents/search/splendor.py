@@ -57,8 +57,8 @@ MAX_BUDGET_MS = 60_000.0
 MAX_SIMULATIONS = 1_000_000
 #: Expectiminimax's node budget: its memory is fixed (one row per level), this bounds the time (minutes).
 MAX_NODES = 100_000_000
-#: With neither a time nor a node budget, expectiminimax searches every depth in full: depth 3 takes a tenth
-#: of a second at the opening, depth 4 over a minute (its branching is about 30 moves times the chance cards).
+#: With neither a time nor a node budget, expectiminimax searches every depth in full: at the opening depth 3
+#: takes a tenth of a second (59 thousand nodes), depth 4 seconds (1.9 million), depth 5 minutes (63 million).
 MAX_UNBUDGETED_DEPTH = 3
 #: The exploration constant of both tree searches (mcts' UCT, az's PUCT): values past a few are all exploration.
 MAX_C = 100.0
