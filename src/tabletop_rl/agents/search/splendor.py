@@ -52,8 +52,8 @@ _CHUNK = 32  # MCTS iterations between clock checks under a time budget
 # --- the options' bounds (docs/agents.md), so that a spec cannot ask for unbounded memory or time -------------
 #: A move's time budget, for every search: a minute.
 MAX_BUDGET_MS = 60_000.0
-#: MCTS keeps one tree node per simulation, about 330 bytes (a row of 72 child ids and four counters): a
-#: million is about 330 MB, and takes over a minute a move. A time budget stops growing the tree here too.
+#: MCTS keeps one tree node per simulation, 328 bytes (a row of 72 child ids and five counters): a million is
+#: about 330 MB, and takes over a minute a move. A time budget stops growing the tree here too.
 MAX_SIMULATIONS = 1_000_000
 #: Expectiminimax's node budget: its memory is fixed (one row per level), this bounds the time (minutes).
 MAX_NODES = 100_000_000

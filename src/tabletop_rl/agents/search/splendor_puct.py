@@ -47,8 +47,8 @@ __all__ = ["MAX_PUCT_SIMULATIONS", "Net", "PUCTPolicy", "mlp_forward", "net_from
            "random_net"]
 
 _CHUNK = 16  # simulations between clock checks under a time budget
-#: PUCT keeps one tree node per simulation, about 1.5 KB (child ids, prior weights and counters): 200,000 are
-#: about 300 MB and take about half a minute a move with the shipped network.
+#: PUCT keeps one tree node per simulation, 904 bytes (72 child ids, 72 prior weights and five counters): 200,000
+#: are about 180 MB and take about half a minute a move with the shipped network.
 MAX_PUCT_SIMULATIONS = 200_000
 
 
