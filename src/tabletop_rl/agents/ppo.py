@@ -19,6 +19,7 @@ refuses a model whose metadata does not match what the game encodes now, with a 
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -27,18 +28,23 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.files import replace_file
+from tabletop_rl.core.files import read_regular_file, replace_file
+from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
 
-__all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "META_FILE", "PPOPolicy", "build_network", "check_meta",
-           "export_model", "is_checkpoint", "load_checkpoint", "masked_logits", "network_state", "read_meta",
-           "save_checkpoint", "save_model", "sb3_as_layers"]
+__all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy", "build_network",
+           "check_meta", "export_model", "is_checkpoint", "load_checkpoint", "masked_logits", "network_state",
+           "read_meta", "save_checkpoint", "save_model", "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
 #: The logit of an illegal action: exp() of it is exactly 0 in float32, and unlike -inf it keeps
 #: ``probs * log_probs`` (the entropy) finite, so no NaN reaches the gradients.
 ILLEGAL_LOGIT = -1e8
+#: The largest model file read, and the most its zip may unpack to: the shipped models are 1.2 MB (``az``) and
+#: 4.2 MB (``ppo``), a training checkpoint with Adam's moments is three times its network; a file past this (or
+#: one that is not a regular file, such as ``/dev/zero``) is refused before it is read.
+MAX_MODEL_BYTES = 256 << 20
 
 
 def _torch() -> Any:
@@ -120,19 +126,39 @@ def save_checkpoint(path: str | Path, network: Any, meta: Mapping[str, Any], opt
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """A ``.pt`` checkpoint written by ``save_checkpoint`` (tensors and plain types only: no code runs);
-    ``ValueError`` for a missing, foreign or unreadable file."""
-    torch = _torch()
+    ``ValueError`` for a missing, foreign, unreadable or too large file (``MAX_MODEL_BYTES``)."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"ppo model {str(path)!r} does not exist")
+    return _checkpoint(path, _read_model(path)[0])
+
+
+def _read_model(path: Path) -> tuple[bytes, list[str] | None]:
+    """The model file's bytes (a regular file of at most ``MAX_MODEL_BYTES``) and, for a zip, its members'
+    names (``None`` for any other file); ``ValueError`` for a zip that would unpack past ``MAX_MODEL_BYTES``."""
+    data = read_regular_file(path, MAX_MODEL_BYTES, "ppo model")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            members = z.infolist()
+    except zipfile.BadZipFile:
+        return data, None
+    unpacked = sum(m.file_size for m in members)
+    if unpacked > MAX_MODEL_BYTES:
+        raise ValueError(f"ppo model {quote(str(path))} unpacks to {unpacked} bytes, more than the "
+                         f"{MAX_MODEL_BYTES} allowed")
+    return data, [m.filename for m in members]
+
+
+def _checkpoint(path: Path, data: bytes) -> dict[str, Any]:
+    """``load_checkpoint`` of bytes already read from ``path``."""
+    torch = _torch()
+    try:
+        checkpoint = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises several kinds for a damaged or foreign file
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"ppo model {str(path)!r} is not a readable checkpoint ({reason})") from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT or not isinstance(data.get("meta"), dict):
-        raise ValueError(f"ppo model {str(path)!r} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
-    return data
+        raise ValueError(f"ppo model {quote(str(path))} is not a readable checkpoint ({quote(reason)})") from None
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT \
+            or not isinstance(checkpoint.get("meta"), dict):
+        raise ValueError(f"ppo model {quote(str(path))} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
+    return checkpoint
 
 
 def export_model(checkpoint: str | Path, out: str | Path) -> Path:
@@ -168,47 +194,63 @@ def network_state(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarra
     """The metadata and the policy-and-value weights (``build_network``'s names, numpy arrays) of a ``.pt``
     checkpoint or a MaskablePPO zip; the caller checks the metadata (``check_meta``)."""
     path = Path(path)
-    if is_checkpoint(path):
-        data = load_checkpoint(path)
-        return dict(data["meta"]), {k: v.numpy() for k, v in data["model"].items()}
-    meta = read_meta(path)
+    data, names = _read_model(path)
+    if _is_checkpoint(path, names):
+        checkpoint = _checkpoint(path, data)
+        return dict(checkpoint["meta"]), {k: v.numpy() for k, v in checkpoint["model"].items()}
+    meta = _zip_meta(path, data, names)
     _, MaskablePPO = _sb3()
-    policy = MaskablePPO.load(str(path), device="cpu").policy
+    policy = MaskablePPO.load(io.BytesIO(data), device="cpu").policy
     return meta, sb3_as_layers({k: v.numpy() for k, v in policy.state_dict().items()})
 
 
 def is_checkpoint(path: Path) -> bool:
-    """A torch checkpoint (``torch.save``'s zip holds ``<name>/data.pkl``), not an SB3 model zip."""
+    """A torch checkpoint (``torch.save``'s zip holds ``<name>/data.pkl``), not an SB3 model zip; for a file
+    that cannot be read, whether it is named ``.pt``."""
     try:
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
-    except (zipfile.BadZipFile, OSError):
+        names = _read_model(path)[1]
+    except ValueError:
+        return path.suffix == ".pt"
+    return _is_checkpoint(path, names)
+
+
+def _is_checkpoint(path: Path, names: list[str] | None) -> bool:
+    if names is None:
         return path.suffix == ".pt"
     return META_FILE not in names and any(n.endswith("/data.pkl") for n in names)
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
-    """The metadata of a model saved by ``save_model`` or ``save_checkpoint``; ``ValueError`` for a missing
-    or foreign file."""
+    """The metadata of a model saved by ``save_model`` or ``save_checkpoint``; ``ValueError`` for a missing,
+    foreign or too large file."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"ppo model {str(path)!r} does not exist")
-    if is_checkpoint(path):
-        return dict(load_checkpoint(path)["meta"])
+    data, names = _read_model(path)
+    if _is_checkpoint(path, names):
+        return dict(_checkpoint(path, data)["meta"])
+    return _zip_meta(path, data, names)
+
+
+def _zip_meta(path: Path, data: bytes, names: list[str] | None) -> dict[str, Any]:
+    """The metadata inside the bytes of a model zip saved by ``save_model``."""
+    if names is None:
+        raise ValueError(f"ppo model {quote(str(path))} is not a readable model file (not a zip file)")
+    if META_FILE not in names:
+        raise ValueError(f"ppo model {quote(str(path))} has no {META_FILE}: it was not saved by tabletop_rl")
     try:
-        with zipfile.ZipFile(path) as z:
-            return json.loads(z.read(META_FILE))
-    except KeyError:
-        raise ValueError(f"ppo model {str(path)!r} has no {META_FILE}: it was not saved by tabletop_rl") from None
-    except (zipfile.BadZipFile, json.JSONDecodeError) as e:
-        raise ValueError(f"ppo model {str(path)!r} is not a readable model file ({e})") from None
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            meta = json.loads(z.read(META_FILE))
+    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"ppo model {quote(str(path))} is not a readable model file ({quote(str(e))})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"ppo model {quote(str(path))} has a {META_FILE} that is not an object")
+    return meta
 
 
 def check_meta(meta: Mapping[str, Any], expected: Mapping[str, Any], path: str | Path) -> None:
     """``ValueError`` naming the first field where a model's metadata differs from ``expected``."""
     for key, want in expected.items():
         if meta.get(key) != want:
-            raise ValueError(f"ppo model {str(path)!r} was trained with {key}={meta.get(key)!r}, "
+            raise ValueError(f"ppo model {quote(str(path))} was trained with {key}={quote(meta.get(key))}, "
                              f"this version needs {key}={want!r}; retrain it with `tabletop train`")
 
 
@@ -227,8 +269,9 @@ class PPOPolicy(BasePolicy):
         self.deterministic = deterministic
         self.model: Any = None  # the SB3 model, for a zip
         self.network: Any = None  # the policy MLP, for a .pt checkpoint
-        if path.is_file() and is_checkpoint(path):
-            checkpoint = load_checkpoint(path)
+        data, names = _read_model(path)
+        if _is_checkpoint(path, names):
+            checkpoint = _checkpoint(path, data)
             self.meta = dict(checkpoint["meta"])
             check_meta(self.meta, expected or {}, path)
             self._torch = _torch()
@@ -238,16 +281,16 @@ class PPOPolicy(BasePolicy):
                 net.load_state_dict(checkpoint["model"])
             except (KeyError, TypeError, ValueError, RuntimeError) as e:
                 reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ValueError(f"ppo model {str(path)!r} does not hold a network its metadata describes "
+                raise ValueError(f"ppo model {quote(str(path))} does not hold a network its metadata describes "
                                  f"({reason})") from None
             self.network = net["pi"].eval()
             self._shape: tuple[int, ...] = (int(self.meta["observation_size"]),)
         else:
-            self.meta = read_meta(path)
+            self.meta = _zip_meta(path, data, names)
             check_meta(self.meta, expected or {}, path)
             torch, MaskablePPO = _sb3()
             self._torch = torch
-            self.model = MaskablePPO.load(str(path), device="cpu")
+            self.model = MaskablePPO.load(io.BytesIO(data), device="cpu")
             self._shape = tuple(self.model.observation_space.shape)
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:

@@ -16,19 +16,24 @@ the ones registered for ``ANY_GAME`` (``random``) serve every game.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import Policy
 
-__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "Option", "PolicyEntry", "PolicySpec",
+__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "MAX_SPEC_CHARS", "Option", "PolicyEntry", "PolicySpec",
            "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy",
            "split_specs"]
 
 ANY_GAME = "*"
 #: The option every policy takes: its label in tables and plots (``mcts:simulations=50,name=fast``).
 LABEL_OPTION = "name"
+#: The longest spec parsed: room for a path as long as the OS allows (4096) and the options after it; a
+#: longer one is refused before it is split, so a huge spec costs no time.
+MAX_SPEC_CHARS = 8192
 
 #: Modules that register a game's own policies when first imported (kept lazy: importing
 #: ``tabletop_rl.agents`` loads no game).
@@ -38,6 +43,8 @@ GAME_POLICY_MODULES = {"splendor": "tabletop_rl.agents.splendor",
 
 _BOOLS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 _TYPE_NAMES = {int: "int", float: "float", bool: "bool", str: "str"}
+#: A bad value is quoted cut to this many characters (the spec around it is quoted too).
+_VALUE_QUOTE = 40
 
 
 @dataclass(frozen=True)
@@ -49,15 +56,26 @@ class Option:
     default: Any = None
 
     def parse(self, text: str) -> Any:
-        """The option's value from spec text; ``ValueError`` (a short reason) when it does not fit."""
+        """The option's value from spec text; ``ValueError`` (a short reason, the text quoted cut) when it
+        does not fit. A float must be finite: ``nan``, ``inf`` and ``1e400`` (which overflows to inf) are
+        refused here for every policy, so no policy's arithmetic ever sees one.
+
+        >>> Option("c", float, 0.7).parse("1e400")
+        Traceback (most recent call last):
+        ...
+        ValueError: c='1e400' is not a finite float
+        """
         if self.type is bool:
             if text.lower() not in _BOOLS:
-                raise ValueError(f"{self.name}={text!r} is not a bool (true/false)")
+                raise ValueError(f"{self.name}={quote(text, _VALUE_QUOTE)} is not a bool (true/false)")
             return _BOOLS[text.lower()]
         try:
-            return self.type(text)
+            value = self.type(text)
         except ValueError:
-            raise ValueError(f"{self.name}={text!r} is not {_TYPE_NAMES[self.type]}") from None
+            raise ValueError(f"{self.name}={quote(text, _VALUE_QUOTE)} is not {_TYPE_NAMES[self.type]}") from None
+        if self.type is float and not math.isfinite(value):
+            raise ValueError(f"{self.name}={quote(text, _VALUE_QUOTE)} is not a finite float")
+        return value
 
     def usage(self) -> str:
         return f"{self.name}={_format_value(self.default)}"
@@ -192,7 +210,7 @@ def split_specs(text: str) -> list[str]:
         elif piece:
             specs.append(piece)
     if not specs:
-        raise ValueError(f"no policy specs in {text!r}")
+        raise ValueError(f"no policy specs in {quote(text)}")
     return specs
 
 
@@ -202,8 +220,8 @@ _USAGE_WIDTH = 60
 
 def parse_spec(spec: str, game: str) -> PolicySpec:
     """Parse ``spec`` for ``game``. A bad spec is a one-line ``ValueError`` that starts with the problem,
-    then names the spec, then lists the known policies (the one the spec names with all its options,
-    the others cut short).
+    then names the spec (cut to a few dozen characters: ``core.game.quote``), then lists the known policies (the
+    one the spec names with all its options, the others cut short).
 
     >>> parse_spec("greedy:points=2", "splendor").options["points"]
     2.0
@@ -216,7 +234,7 @@ def parse_spec(spec: str, game: str) -> PolicySpec:
     except ValueError as e:
         named = spec.partition(":")[0].strip().lower() if isinstance(spec, str) else None
         head, detail = (f"bad value for {e.key}", f": {e}") if isinstance(e, _BadValue) else (str(e), "")
-        raise ValueError(f"{head} (bad policy spec {spec!r} for {game}{detail}). Known policies: "
+        raise ValueError(f"{head} (bad policy spec {quote(spec)} for {game}{detail}). Known policies: "
                          f"{describe_policies(game, full=named, width=_USAGE_WIDTH)}; "
                          f"every policy also takes {LABEL_OPTION}=LABEL") from None
 
@@ -239,10 +257,12 @@ def _value(option: Option, text: str) -> Any:
 def _parse(spec: str, policies: dict[str, PolicyEntry]) -> PolicySpec:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("a spec is a non-empty string such as 'greedy' or 'mcts:simulations=2000'")
+    if len(spec) > MAX_SPEC_CHARS:
+        raise ValueError(f"a spec is at most {MAX_SPEC_CHARS} characters, this one has {len(spec)}")
     name, _, rest = spec.strip().partition(":")
     name = name.strip().lower()
     if name not in policies:
-        raise ValueError(f"unknown policy {name!r}")
+        raise ValueError(f"unknown policy {quote(name)}")
     entry = policies[name]
     declared = {o.name: o for o in entry.options}
     given: dict[str, Any] = {}
@@ -255,14 +275,14 @@ def _parse(spec: str, policies: dict[str, PolicyEntry]) -> PolicySpec:
     for item in items:
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not key or not value:
-            raise ValueError(f"option {item!r} is not key=value")
+            raise ValueError(f"option {quote(item)} is not key=value")
         if key in given or (key == LABEL_OPTION and label is not None):
-            raise ValueError(f"option {key!r} is given twice")
+            raise ValueError(f"option {quote(key)} is given twice")
         if key == LABEL_OPTION:  # every policy's label: kept in the spec, never passed to the policy
             label = value
             continue
         if key not in declared or key == entry.positional:
-            raise ValueError(f"{name} has no option {key!r}")
+            raise ValueError(f"{name} has no option {quote(key)}")
         given[key] = _value(declared[key], value)
     return PolicySpec(entry, given, label)
 

@@ -28,9 +28,12 @@ from tabletop_rl.games.klaverjas.baselines import bid_action, state_and_seat
 from tabletop_rl.games.klaverjas.determinize import determinize
 from tabletop_rl.games.klaverjas.solver import INF, card_values, deal_value, new_table
 
-__all__ = ["SearchPolicy", "card_means", "deal_score_difference", "pimc_card_samples"]
+__all__ = ["MAX_SAMPLES", "SearchPolicy", "card_means", "deal_score_difference", "pimc_card_samples"]
 
 _OBJECTIVES = ("score", "points")
+#: Deals solved per decision: the exact solver takes up to a fifth of a second for a deal solved from the first
+#: trick (measured on a busy 2-core machine), so this bounds a decision to under a minute.
+MAX_SAMPLES = 200
 
 
 def pimc_card_samples(state: np.ndarray, seat: int, samples: int, rng: np.random.Generator, table: np.ndarray,
@@ -93,8 +96,8 @@ class SearchPolicy(BasePolicy):
     def __init__(self, name: str = "search", seed: int | None = None, samples: int = 12,
                  objective: str = "score") -> None:
         super().__init__(name, seed)
-        if samples < 1:
-            raise ValueError(f"samples must be at least 1, got {samples}")
+        if not 1 <= samples <= MAX_SAMPLES:
+            raise ValueError(f"samples must be in 1..{MAX_SAMPLES}, got {samples}")
         self.samples = samples
         self.objective = _OBJECTIVES[R.option_index(objective, "objective", _OBJECTIVES)]
         self._table = new_table()

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from tabletop_rl.core.game import quote
 from tabletop_rl.core.kernels import copy_into, pick_legal, splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
@@ -38,7 +39,8 @@ from tabletop_rl.games.splendor.baselines import (
     player_value,
 )
 
-__all__ = ["ExpectiminimaxPolicy", "MCTSPolicy", "place_drawn", "result_shares", "rewards_into", "rollout",
+__all__ = ["ExpectiminimaxPolicy", "MAX_BUDGET_MS", "MAX_C", "MAX_NODES", "MAX_ROLLOUT_DEPTH", "MAX_SIMULATIONS",
+           "MAX_UNBUDGETED_DEPTH", "MCTSPolicy", "place_drawn", "result_shares", "rewards_into", "rollout",
            "unseen_pool"]
 
 _MAX_LEVELS = 48  # recursion levels of the expectiminimax stack: one per turn searched
@@ -46,6 +48,22 @@ _BOUND_MARGIN = 100.0  # evaluations are clamped to +-(win weight + this) for th
 _FIRST_RATE = 200_000.0  # nodes/s assumed before a policy has timed its own search
 _VALUE_SCALE = 4.0  # MCTS: a rollout's evaluation lead of this much maps to a reward of 0.73
 _CHUNK = 32  # MCTS iterations between clock checks under a time budget
+
+# --- the options' bounds (docs/agents.md), so that a spec cannot ask for unbounded memory or time -------------
+#: A move's time budget, for every search: a minute.
+MAX_BUDGET_MS = 60_000.0
+#: MCTS keeps one tree node per simulation, 328 bytes (a row of 72 child ids and five counters): a million is
+#: about 330 MB, and takes over a minute a move. A time budget stops growing the tree here too.
+MAX_SIMULATIONS = 1_000_000
+#: Expectiminimax's node budget: its memory is fixed (one row per level), this bounds the time (minutes).
+MAX_NODES = 100_000_000
+#: With neither a time nor a node budget, expectiminimax searches every depth in full: at the opening depth 3
+#: takes a tenth of a second (59 thousand nodes), depth 4 seconds (1.9 million), depth 5 minutes (63 million).
+MAX_UNBUDGETED_DEPTH = 3
+#: The exploration constant of both tree searches (mcts' UCT, az's PUCT): values past a few are all exploration.
+MAX_C = 100.0
+#: Turns a rollout (mcts) or a leaf's greedy play-out (az) runs: longer than any game.
+MAX_ROLLOUT_DEPTH = 200
 
 
 # --- shared helpers --------------------------------------------------------------------------------
@@ -275,8 +293,15 @@ class ExpectiminimaxPolicy(BasePolicy):
         super().__init__(name, seed)
         _check(1 <= depth < _MAX_LEVELS, f"expectiminimax depth must be in 1..{_MAX_LEVELS - 1}, got {depth}")
         _check(budget_ms >= 0, f"expectiminimax budget_ms must be >= 0 (0 = no time limit), got {budget_ms}")
+        _check(budget_ms <= MAX_BUDGET_MS,
+               f"expectiminimax budget_ms must be at most {MAX_BUDGET_MS:g}, got {budget_ms}")
         _check(nodes >= 0, f"expectiminimax nodes must be >= 0 (0 = no node limit), got {nodes}")
+        _check(nodes <= MAX_NODES, f"expectiminimax nodes must be at most {MAX_NODES}, got {nodes}")
+        _check(budget_ms > 0 or nodes > 0 or depth <= MAX_UNBUDGETED_DEPTH,
+               f"expectiminimax depth must be at most {MAX_UNBUDGETED_DEPTH} without budget_ms or nodes, got {depth}")
         _check(chance >= 1, f"expectiminimax chance must be >= 1 card per chance node, got {chance}")
+        _check(chance <= R.LEVEL_SIZE[0], f"expectiminimax chance must be at most {R.LEVEL_SIZE[0]} (a deck's "
+               f"cards), got {chance}")
         self.depth, self.budget_ms, self.nodes, self.chance = depth, budget_ms, nodes, chance
         self.weights = DEFAULT_GREEDY_WEIGHTS.copy()
         self.cards, self.nobles = R.tables()
@@ -464,11 +489,12 @@ class _Tree:
         self.used[0] = 1
 
     def ensure(self, capacity: int) -> None:
-        """Room for ``capacity`` nodes, keeping the nodes in use."""
+        """Room for ``capacity`` nodes, keeping the nodes in use; never past ``MAX_SIMULATIONS + 1`` nodes (a
+        search under a time budget goes on in a full tree: its iterations then add visits, not nodes)."""
         old = self.arrays[0].shape[0]
-        if capacity <= old:
+        if capacity <= old or old > MAX_SIMULATIONS:
             return
-        size = max(capacity, 2 * old)
+        size = min(max(capacity, 2 * old), MAX_SIMULATIONS + 1)
         grown = self._allocate(size)
         for new, arr in zip(grown, self.arrays):
             new[:old] = arr
@@ -494,16 +520,21 @@ class MCTSPolicy(BasePolicy):
                  rollout_depth: int = 4, epsilon: float = 0.1) -> None:
         super().__init__(name, seed)
         _check(simulations >= 1, f"mcts simulations must be >= 1, got {simulations}")
+        _check(simulations <= MAX_SIMULATIONS, f"mcts simulations must be at most {MAX_SIMULATIONS} (a tree node "
+               f"each), got {simulations}")
         _check(budget_ms is None or budget_ms > 0, f"mcts budget_ms must be > 0 when given, got {budget_ms}")
-        _check(c >= 0, f"mcts c must be >= 0, got {c}")
-        _check(rollout in ("greedy", "random"), f"mcts rollout must be 'greedy' or 'random', got {rollout!r}")
-        _check(rollout_depth >= 0, f"mcts rollout_depth must be >= 0 turns, got {rollout_depth}")
+        _check(budget_ms is None or budget_ms <= MAX_BUDGET_MS,
+               f"mcts budget_ms must be at most {MAX_BUDGET_MS:g}, got {budget_ms}")
+        _check(0 <= c <= MAX_C, f"mcts c must be >= 0 and at most {MAX_C:g}, got {c}")
+        _check(rollout in ("greedy", "random"), f"mcts rollout must be 'greedy' or 'random', got {quote(rollout)}")
+        _check(0 <= rollout_depth <= MAX_ROLLOUT_DEPTH,
+               f"mcts rollout_depth must be >= 0 turns and at most {MAX_ROLLOUT_DEPTH}, got {rollout_depth}")
         _check(0 <= epsilon <= 1, f"mcts epsilon must be in [0, 1], got {epsilon}")
         self.simulations, self.budget_ms, self.c = simulations, budget_ms, c
         self.rollout, self.rollout_depth, self.epsilon = rollout, rollout_depth, epsilon
         self.weights = DEFAULT_GREEDY_WEIGHTS.copy()
         self.cards, self.nobles = R.tables()
-        self.tree = _Tree(simulations + 1 if budget_ms is None else 4096)
+        self.tree = _Tree(simulations + 1 if budget_ms is None else min(4096, MAX_SIMULATIONS + 1))
         self.iterations = 0
         self._work = (np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.STATE_SIZE, R.STATE_DTYPE),
                       np.zeros(R.NUM_ACTIONS, np.bool_), np.zeros(R.NUM_ACTIONS), np.zeros(R.MAX_PLAYERS))

@@ -29,16 +29,27 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from tabletop_rl.agents.search.splendor import result_shares, rewards_into, rollout
+from tabletop_rl.agents.search.splendor import (
+    MAX_BUDGET_MS,
+    MAX_C,
+    MAX_ROLLOUT_DEPTH,
+    result_shares,
+    rewards_into,
+    rollout,
+)
 from tabletop_rl.core.kernels import copy_into, splitmix64
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, game_and_seat
 from tabletop_rl.games.splendor.observe import encode_into, observation_size
 
-__all__ = ["Net", "PUCTPolicy", "mlp_forward", "net_from_layers", "net_from_state_dict", "random_net"]
+__all__ = ["MAX_PUCT_SIMULATIONS", "Net", "PUCTPolicy", "mlp_forward", "net_from_layers", "net_from_state_dict",
+           "random_net"]
 
 _CHUNK = 16  # simulations between clock checks under a time budget
+#: PUCT keeps one tree node per simulation, 904 bytes (72 child ids, 72 prior weights and five counters): 200,000
+#: are about 180 MB and take about half a minute a move with the shipped network.
+MAX_PUCT_SIMULATIONS = 200_000
 
 
 class Net(NamedTuple):
@@ -305,13 +316,18 @@ class PUCTPolicy(BasePolicy):
                  rollout_depth: int = 0) -> None:
         super().__init__(name, seed)
         _check(simulations >= 0, f"{name} simulations must be >= 0 (0: the network alone), got {simulations}")
+        _check(simulations <= MAX_PUCT_SIMULATIONS, f"{name} simulations must be at most {MAX_PUCT_SIMULATIONS} "
+               f"(a tree node each), got {simulations}")
         _check(budget_ms is None or budget_ms > 0, f"{name} budget_ms must be > 0 when given, got {budget_ms}")
-        _check(c >= 0, f"{name} c must be >= 0, got {c}")
+        _check(budget_ms is None or budget_ms <= MAX_BUDGET_MS,
+               f"{name} budget_ms must be at most {MAX_BUDGET_MS:g}, got {budget_ms}")
+        _check(0 <= c <= MAX_C, f"{name} c must be >= 0 and at most {MAX_C:g}, got {c}")
         _check(noise_alpha >= 0, f"{name} noise_alpha must be >= 0 (0: no noise), got {noise_alpha}")
         _check(0 <= noise_fraction <= 1, f"{name} noise_fraction must be in [0, 1], got {noise_fraction}")
         _check(temperature >= 0, f"{name} temperature must be >= 0 (0: the most visited move), got {temperature}")
         _check(0 <= mix <= 1, f"{name} mix must be in [0, 1] (0: the network's value alone), got {mix}")
-        _check(rollout_depth >= 0, f"{name} rollout_depth must be >= 0 turns, got {rollout_depth}")
+        _check(0 <= rollout_depth <= MAX_ROLLOUT_DEPTH,
+               f"{name} rollout_depth must be >= 0 turns and at most {MAX_ROLLOUT_DEPTH}, got {rollout_depth}")
         self.mix, self.rollout_depth = mix, rollout_depth
         self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
         self._net_arrays = tuple(net)  # the plain nested tuple numba takes, built once, not per search call

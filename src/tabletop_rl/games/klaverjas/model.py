@@ -35,13 +35,17 @@ from pathlib import Path
 
 import numpy as np
 
+from tabletop_rl.core.files import read_regular_file
+from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
 
-__all__ = ["CARD_FEATURES", "FEATURES", "FORMAT", "MLP", "STATE_FEATURES", "View", "canonical", "card_features",
-           "features", "load", "packaged_model_path", "played_before", "save", "suit_order"]
+__all__ = ["CARD_FEATURES", "FEATURES", "FORMAT", "MAX_MODEL_BYTES", "MLP", "STATE_FEATURES", "View", "canonical",
+           "card_features", "features", "load", "packaged_model_path", "played_before", "save", "suit_order"]
 
 FORMAT = "tabletop_rl.klaverjas.mlp/3"
+#: The largest model file ``load`` reads: the shipped model.txt is 0.5 MB.
+MAX_MODEL_BYTES = 16 << 20
 _CARD_ORDER = " ".join(R.card_name(c) for c in range(R.NUM_CARDS))
 #: Position inputs in order: (name, size); cards are canonical (``canonical``), seats relative to the seat to act.
 _FEATURE_PARTS = (
@@ -264,9 +268,11 @@ def save(model: MLP, path: str | Path) -> None:
 
 
 def load(path: str | Path) -> MLP:
-    """Read a model written by ``save``; ``ValueError`` naming the file and the problem."""
+    """Read a model written by ``save``; ``ValueError`` naming the file and the problem, also for a file that
+    is not a regular file or is larger than ``MAX_MODEL_BYTES`` (refused before it is read)."""
+    data = read_regular_file(path, MAX_MODEL_BYTES, "klaverjas model")
     try:
-        lines = Path(path).read_text().splitlines()
+        lines = data.decode().splitlines()
         header = dict(line.split(": ", 1) for line in lines[:6])
         if header.get("format") != FORMAT or header.get("cards") != _CARD_ORDER:
             raise ValueError("not a klaverjas MLP of this version (format/cards header)")
@@ -282,7 +288,7 @@ def load(path: str | Path) -> MLP:
         meta = {"created": header["created"], **json.loads(header["training"])}
         return MLP(weights, biases, meta)
     except (OSError, KeyError, IndexError, ValueError) as e:
-        raise ValueError(f"cannot load model {path}: {e}") from None
+        raise ValueError(f"cannot load model {quote(str(path))}: {quote(str(e))}") from None
 
 
 def packaged_model_path() -> Path | None:

@@ -26,10 +26,16 @@ from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.game import SpaceConquestGame
 
-__all__ = ["HeuristicPolicy", "RandomPolicy", "SpaceConquestPolicy", "plan_orders", "play_match", "policy_orders"]
+__all__ = ["HeuristicPolicy", "MAX_HEURISTIC_MARGIN", "MAX_HEURISTIC_WEIGHT", "RandomPolicy", "SpaceConquestPolicy",
+           "plan_orders", "play_match", "policy_orders"]
 
 _UNKNOWN_RU = 2.0  # expected RU of a star never visited (NPC RU is 1-3)
 _UNKNOWN_GARRISON = 3  # assume the strongest NPC garrison at a star never seen
+#: The heuristic's target-score weights lie in [-MAX_HEURISTIC_WEIGHT, MAX_HEURISTIC_WEIGHT] (finite, so two
+#: targets' scores always compare), its margin in 0..MAX_HEURISTIC_MARGIN extra ships (a negative margin could
+#: order a fleet of no ships; more than this never leaves a star).
+MAX_HEURISTIC_WEIGHT = 1e6
+MAX_HEURISTIC_MARGIN = 1000
 
 
 class SpaceConquestPolicy(SeededPolicy):
@@ -103,6 +109,13 @@ class HeuristicPolicy(SpaceConquestPolicy):
     def __init__(self, name: str = "heuristic", seed: int | None = None, ru_weight: float = 3.0,
                  distance_weight: float = 1.0, threat_weight: float = 1.5, margin: int = 1) -> None:
         super().__init__(name, seed)
+        for key, value in (("ru_weight", ru_weight), ("distance_weight", distance_weight),
+                           ("threat_weight", threat_weight)):
+            if not -MAX_HEURISTIC_WEIGHT <= value <= MAX_HEURISTIC_WEIGHT:  # NaN fails both comparisons
+                raise ValueError(f"heuristic {key} must be a finite number in [-{MAX_HEURISTIC_WEIGHT:g}, "
+                                 f"{MAX_HEURISTIC_WEIGHT:g}], got {value}")
+        if not 0 <= margin <= MAX_HEURISTIC_MARGIN:
+            raise ValueError(f"heuristic margin must be in 0..{MAX_HEURISTIC_MARGIN} ships, got {margin}")
         self.weights = (ru_weight, distance_weight, threat_weight)
         self.margin = margin
 

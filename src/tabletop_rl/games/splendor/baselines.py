@@ -29,7 +29,8 @@ from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["BONUS", "DEFAULT_GREEDY_WEIGHTS", "GOLD_W", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "NOBLE", "OPPONENT",
+__all__ = ["BONUS", "DEFAULT_GREEDY_WEIGHTS", "GOLD_W", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "MAX_GREEDY_WEIGHT",
+           "NOBLE", "OPPONENT",
            "POINTS", "REACH", "REACH_BASE", "RESERVED_POINTS", "TOKENS", "UNKNOWN_RESERVED", "WIN", "action_values",
            "best_substep", "evaluate", "game_and_seat", "greedy_action", "player_value", "rivals_value"]
 
@@ -52,6 +53,9 @@ POINTS, TOKENS, GOLD_W, BONUS, NOBLE, REACH, REACH_BASE, RESERVED_POINTS, UNKNOW
 DEFAULT_GREEDY_WEIGHTS = np.array(
     [1.0, 0.1, 0.05, 0.8, 1.0, 0.05, 1.0, 0.3, 0.6, 0.5, 100.0], np.float64)
 DEFAULT_GREEDY_WEIGHTS.setflags(write=False)
+#: Each greedy weight lies in [-MAX_GREEDY_WEIGHT, MAX_GREEDY_WEIGHT] (and is finite), so every evaluation is
+#: a finite number and two moves' scores always compare.
+MAX_GREEDY_WEIGHT = 1e6
 
 
 # --- evaluation ----------------------------------------------------------------------------------
@@ -518,6 +522,10 @@ class GreedyPolicy(BasePolicy):
         unknown = set(weights) - set(GREEDY_WEIGHT_NAMES)
         if unknown:
             raise ValueError(f"unknown greedy weight(s) {sorted(unknown)}; known: {', '.join(GREEDY_WEIGHT_NAMES)}")
+        for key, value in weights.items():
+            if not -MAX_GREEDY_WEIGHT <= value <= MAX_GREEDY_WEIGHT:  # NaN fails both comparisons
+                raise ValueError(f"greedy {key} must be a finite number in [-{MAX_GREEDY_WEIGHT:g}, "
+                                 f"{MAX_GREEDY_WEIGHT:g}], got {value}")
         self.weights = DEFAULT_GREEDY_WEIGHTS.copy()
         for i, key in enumerate(GREEDY_WEIGHT_NAMES):
             self.weights[i] = weights.get(key, self.weights[i])
