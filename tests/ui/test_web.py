@@ -298,7 +298,7 @@ def test_space_conquest_orders_are_played_with_the_policys_which_stay_unseen(tmp
 @pytest.mark.parametrize(
     ("body", "error"),
     [
-        ({"vs": ["nosuchpolicy"]}, "unknown policy 'nosuchpolicy'"),
+        ({"vs": ["nosuchpolicy"]}, "'nosuchpolicy' is not a policy this server offers for splendor"),
         ({"vs": ["mcts:simulations=lots"]}, "mcts"),
         ({"seat": 2}, "--seat must be in 0..1"),
         ({"game": "chess"}, "unknown game 'chess'"),

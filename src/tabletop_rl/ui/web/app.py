@@ -9,6 +9,8 @@ here (``views``, ``play``), so what a seat may not see never leaves the server f
 ``spectator`` or a player number. Bad input is answered 400 (404 for an unknown game, step or saved game)
 with ``{"error": "<one line>"}``, and nothing is changed.
 
+A request picks its opponents from the desk's menu (``menu.PolicyMenu``) and sets nothing else.
+
 This module is the ``[web]`` extra's entry point: it imports fastapi and uvicorn at its top, and no other
 module imports it (``tabletop web`` loads it by name).
 """
@@ -17,9 +19,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -29,6 +32,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tabletop_rl.games import GAMES, game_class
+from tabletop_rl.ui.web.menu import PolicyMenu
 from tabletop_rl.ui.web.play import PlayDesk
 from tabletop_rl.ui.web.views import RunView
 
@@ -38,18 +42,15 @@ DEFAULT_PORT = 8765
 #: Where games played in the browser are saved unless ``--saves`` says otherwise (under the current folder).
 DEFAULT_SAVES = Path("tabletop-saves")
 _STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
-_EXAMPLE_SPECS = {
-    "splendor": ["random", "greedy", "mcts:simulations=200", "expectiminimax:depth=2"],
-    "klaverjas": ["random", "heuristic", "search:samples=4"],
-    "space-conquest": ["random", "heuristic"],
-}
 
 
 class NewGame(BaseModel):
-    """``POST /api/play``: a new game against policies."""
+    """``POST /api/play``: a new game against policies of the menu (``GET /api/info`` lists them)."""
 
     game: str = "splendor"
-    vs: list[str] = Field(default_factory=lambda: ["random"], min_length=1, max_length=3)
+    vs: list[Annotated[str, Field(max_length=1000)]] = Field(
+        default_factory=lambda: ["random"], min_length=1, max_length=3
+    )
     seat: int = 0
     num_players: int = 2
     seed: int | None = Field(default=None, ge=0, lt=2**63)
@@ -84,7 +85,7 @@ def create_app(run: RunView | None, desk: PlayDesk) -> FastAPI:
     app = FastAPI(title="tabletop web", docs_url=None, redoc_url=None, openapi_url=None)
     _add_errors(app)
     _add_pages(app)
-    _add_viewer(app, run)
+    _add_viewer(app, run, desk.menu)
     _add_play(app, desk)
     return app
 
@@ -127,7 +128,7 @@ def _add_pages(app: FastAPI) -> None:
         return Response(_static(name), media_type=_STATIC[name])
 
 
-def _add_viewer(app: FastAPI, run: RunView | None) -> None:
+def _add_viewer(app: FastAPI, run: RunView | None, menu: PolicyMenu) -> None:
     def opened() -> RunView:
         if run is None:
             raise LookupError("no arena run is open; start with: tabletop web RUN_DIR (or a games.jsonl)")
@@ -162,7 +163,7 @@ def _add_viewer(app: FastAPI, run: RunView | None) -> None:
             "run": None if run is None else str(run.source),
             "playable": playable,
             "players": {name: list(game_class(name).player_counts) for name in playable},
-            "examples": _EXAMPLE_SPECS,
+            "policies": {name: menu.offered(name) for name in playable},
         }
 
 
@@ -224,12 +225,17 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     allow_remote: bool = False,
+    allow: Sequence[str] = (),
 ) -> int:
-    """Open ``source`` (a run folder or ``games.jsonl``; None: play only) and serve the page until Ctrl-C.
-    ``ValueError`` in one line for a run that cannot be read or a host that is refused (``check_host``)."""
+    """Open ``source`` (a run folder or ``games.jsonl``; None: play only) and serve the page until Ctrl-C, offering
+    the built-in policies and the ``allow`` specs (``PolicyMenu.build``). ``ValueError`` in one line for a run that
+    cannot be read, a host that is refused (``check_host``) or an ``allow`` spec that does not build."""
     check_host(host, allow_remote)
+    menu = PolicyMenu.build(allow)
     run = None if source is None else RunView.open(source)
     what = "play" if run is None else f"{run.source} ({len(run.records)} games) and play"
-    app = create_app(run, PlayDesk(saves))
+    app = create_app(run, PlayDesk(saves, menu))
+    for game in sorted(menu.policies):
+        print(f"tabletop web: {game} against {', '.join(menu.offered(game))}", flush=True)
     _Server(uvicorn.Config(app, host=host, port=port, log_level="warning"), what).run()
     return 0
