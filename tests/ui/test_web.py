@@ -31,7 +31,9 @@ RUNS = Path(__file__).resolve().parents[1] / "data" / "runs_0_1"
 
 
 def client(run: Path | None, saves: Path) -> TestClient:
-    return TestClient(create_app(None if run is None else RunView.open(run), PlayDesk(saves)))
+    """The page as a browser on this machine asks for it (the server answers its own address only)."""
+    return TestClient(create_app(None if run is None else RunView.open(run), PlayDesk(saves)),
+                      base_url="http://127.0.0.1:8765")
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,14 @@
 """What a request may make ``tabletop web`` do: pick one of the policies the operator allowed (the built-in menu,
 or a spec given with ``--allow``) and nothing else, so no request names a file, a host, an environment variable or
-a budget; a saved game naming another policy is not resumed."""
+a budget; a saved game naming another policy is not resumed; a request for another ``Host`` or from another
+``Origin`` (a page that rebinds its own name to 127.0.0.1) is refused; a body over the limit is refused unread."""
 
 from __future__ import annotations
 
+import http.client
+import json
+import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +23,10 @@ from fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.ui.terminal import new_table, save_table  # noqa: E402
 from tabletop_rl.ui.web import play  # noqa: E402
-from tabletop_rl.ui.web.app import create_app  # noqa: E402
+from tabletop_rl.ui.web.app import MAX_BODY_BYTES, create_app  # noqa: E402
 from tabletop_rl.ui.web.menu import DEFAULT_POLICIES, PolicyMenu  # noqa: E402
 from tabletop_rl.ui.web.play import PlayDesk  # noqa: E402
+from web_browser import serving  # noqa: E402
 
 #: The address the test client speaks to, as a browser on this machine would.
 BASE = "http://127.0.0.1:8765"
@@ -150,3 +156,79 @@ def test_a_saved_game_of_an_offered_policy_resumes_in_any_spelling_of_its_spec(t
     save_table(new_table("splendor", ["expectiminimax:nodes=20000,depth=3,budget_ms=0"], 2, 1, 3), tmp_path / "e.json")
     view = client(tmp_path).post("/api/play/saves/e/resume").json()
     assert view["players"] == ["expectiminimax:depth=3,budget_ms=0.0,nodes=20000", "you"]
+
+
+# --- Host, Origin and the body ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "attacker.example"},  # a page of attacker.example whose name now points at 127.0.0.1
+        {"Host": "attacker.example:8765"},
+        {"Host": "127.0.0.1:9999"},
+        {"Origin": "http://attacker.example"},
+        {"Origin": "http://127.0.0.1:9999"},
+        {"Origin": "null"},
+    ],
+)
+def test_a_request_for_another_host_or_from_another_origin_is_refused(
+    tmp_path: Path, built: list[str], headers: dict[str, str]
+) -> None:
+    api = client(tmp_path)
+    for answer in (
+        api.get("/", headers=headers),
+        api.get("/api/info", headers=headers),
+        api.post("/api/play", json={"seed": 1}, headers=headers),
+    ):
+        error = one_line(answer, 403)
+        assert "is not this server" in error
+    assert built == [] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Host": "localhost:8765"}, {"Origin": BASE}, {"Host": "localhost:8765", "Origin": "http://localhost:8765"}],
+)
+def test_the_page_of_this_server_is_answered(tmp_path: Path, headers: dict[str, str]) -> None:
+    api = client(tmp_path)
+    assert api.get("/api/info", headers=headers).status_code == 200
+    assert api.post("/api/play", json={"seed": 1, "name": "g"}, headers=headers).status_code == 200
+
+
+def raw_request(url: str, head: str, body: bytes = b"") -> tuple[int, dict[str, Any]]:
+    """Send ``head`` (request line and headers) and ``body`` to the server at ``url``; its status and JSON."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as connection:
+        connection.sendall(head.encode("latin-1") + b"\r\n" + body)
+        response = http.client.HTTPResponse(connection)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+def test_a_real_server_refuses_a_rebound_host_and_an_undeclared_huge_body(tmp_path: Path) -> None:
+    with serving(create_app(None, PlayDesk(tmp_path, PolicyMenu.build()))) as url:
+        netloc = url.removeprefix("http://")
+        status, data = raw_request(url, "GET /api/info HTTP/1.1\r\nHost: attacker.example\r\n")
+        assert status == 403 and "'attacker.example' is not this server" in data["error"]
+        status, data = raw_request(url, f"GET /api/info HTTP/1.1\r\nHost: {netloc}\r\n")
+        assert status == 200 and "policies" in data
+        huge = f"POST /api/play HTTP/1.1\r\nHost: {netloc}\r\nContent-Type: application/json\r\n"
+        status, data = raw_request(url, huge + "Content-Length: 300000000\r\n")  # no byte of the body is sent
+        assert status == 413
+        assert data["error"] == f"body: Content-Length 300000000 is over the {MAX_BODY_BYTES}-byte limit"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        lambda api, body: api.post("/api/play", content=body, headers={"content-type": "application/json"}),
+        lambda api, body: api.post("/api/play", content=iter([body[:1000], body[1000:]])),  # chunked: no length
+    ],
+)
+def test_a_body_over_the_limit_is_refused_in_one_line(
+    tmp_path: Path, send: Callable[[TestClient, bytes], Any]
+) -> None:
+    body = json.dumps({"game": "splendor", "name": "x" * MAX_BODY_BYTES}).encode()
+    error = one_line(send(client(tmp_path), body), 413)
+    assert error.startswith("body: ") and f"over the {MAX_BODY_BYTES}-byte limit" in error
+    assert list(tmp_path.iterdir()) == []
