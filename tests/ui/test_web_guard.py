@@ -232,3 +232,17 @@ def test_a_body_over_the_limit_is_refused_in_one_line(
     error = one_line(send(client(tmp_path), body), 413)
     assert error.startswith("body: ") and f"over the {MAX_BODY_BYTES}-byte limit" in error
     assert list(tmp_path.iterdir()) == []
+
+
+# --- memory ----------------------------------------------------------------------------------------
+def test_at_most_eight_games_stay_open_and_a_dropped_one_reopens_from_its_save(tmp_path: Path) -> None:
+    """A Klaverjas search holds a 48 MB table for as long as its game is open: 8 open games, not 32, bound that."""
+    api = client(tmp_path)
+    views = [
+        api.post("/api/play", json={"game": "klaverjas", "vs": ["search:samples=4"], "seed": n, "name": f"k{n}"}).json()
+        for n in range(9)
+    ]
+    first = api.get("/api/play/k0").json()
+    assert first["log"] == [f"resumed from {tmp_path / 'k0.json'}"]  # dropped from memory, read back from its file
+    assert first["board"] == views[0]["board"] and first["legal"] == views[0]["legal"]
+    assert api.get("/api/play/k8").json()["log"] == views[8]["log"]  # still open

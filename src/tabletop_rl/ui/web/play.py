@@ -39,12 +39,13 @@ from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table
 from tabletop_rl.ui.web.menu import PolicyMenu
 from tabletop_rl.ui.web.views import position_view
 
-__all__ = ["MAX_POLICY_MOVES", "PlayDesk"]
+__all__ = ["MAX_OPEN_GAMES", "MAX_POLICY_MOVES", "PlayDesk"]
 
 #: Policy moves one request may play before the person's turn comes back (a game ends long before).
 MAX_POLICY_MOVES = 10_000
-#: Games kept in memory at once; an older one is reloaded from its save file when asked for again.
-_OPEN_GAMES = 32
+#: Games kept in memory at once; the least recently used is dropped and reloaded from its save file when asked for
+#: again. Few, because an open game holds its policies: a Klaverjas search's transposition table is 48 MB.
+MAX_OPEN_GAMES = 8
 #: Log lines a view carries (the most recent).
 _LOG_LINES = 200
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -227,7 +228,7 @@ class PlayDesk:
         with self._lock:
             self._open[name] = opened
             self._open.move_to_end(name)
-            while len(self._open) > _OPEN_GAMES:
+            while len(self._open) > MAX_OPEN_GAMES:
                 self._open.popitem(last=False)
 
     def _get(self, name: str) -> _OpenGame:
