@@ -297,6 +297,18 @@ def test_space_conquest_orders_are_played_with_the_policys_which_stay_unseen(tmp
     ]
 
 
+def test_a_turn_of_several_orders_is_played(tmp_path: Path) -> None:
+    api = client(None, tmp_path)
+    view = new_game(api, game="space-conquest", vs=["heuristic"], name="sc")
+    (home,) = [star for star in view["board"]["stars"] if star["owner"] == "you"]
+    targets = [star["letter"] for star in view["board"]["stars"] if star["letter"] != home["letter"]][:3]
+    orders = {"moves": [{"from": home["letter"], "to": to, "ships": 1} for to in targets]}
+    answer = api.post("/api/play/sc/move", json={"move": json.dumps(orders, separators=(",", ":"))})  # as the page
+    assert answer.status_code == 200, answer.text
+    fleets = answer.json()["board"]["fleets"]
+    assert sorted((fleet["to"], fleet["ships"]) for fleet in fleets) == [(to, 1) for to in sorted(targets)]
+
+
 @pytest.mark.parametrize(
     ("body", "error"),
     [

@@ -70,7 +70,7 @@ class NewGame(BaseModel):
 class PlayMove(BaseModel):
     """``POST /api/play/{id}/move``: the person's move, by name (``take:white,blue,green``, ``buy:1.2``, ``10H``)."""
 
-    move: str = Field(max_length=100)
+    move: str = Field(max_length=16_000)  # a turn of Space Conquest orders: hundreds of them fit
 
 
 def _error(status: int, message: str) -> JSONResponse:
