@@ -168,6 +168,8 @@ def test_a_saved_game_of_an_offered_policy_resumes_in_any_spelling_of_its_spec(t
         {"Origin": "http://attacker.example"},
         {"Origin": "http://127.0.0.1:9999"},
         {"Origin": "null"},
+        {"Origin": "http://[::1"},  # no address at all
+        {"Host": "[::1"},
     ],
 )
 def test_a_request_for_another_host_or_from_another_origin_is_refused(

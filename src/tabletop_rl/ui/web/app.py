@@ -128,6 +128,15 @@ def same_server(netloc: str, server: tuple[str, int]) -> bool:
         return False
 
 
+def _origin_netloc(origin: str) -> str | None:
+    """The host and port of an ``http://`` origin; None for any other (``null``, ``https://``, a path, no address)."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:  # an IPv6 address without its closing bracket
+        return None
+    return parts.netloc if origin.isascii() and parts.scheme == "http" and not parts.path else None
+
+
 def _foreign(scope: Scope) -> str | None:
     """Why a request is not one for this server (its ``Host`` or ``Origin`` names another), or None."""
     server = scope.get("server") or ("", 0)
@@ -140,8 +149,8 @@ def _foreign(scope: Scope) -> str | None:
     origin = headers.get(b"origin")
     if origin is not None:
         text = origin.decode("latin-1")
-        parts = urlsplit(text) if text.isascii() else None
-        if parts is None or parts.scheme != "http" or parts.path or not same_server(parts.netloc, server):
+        netloc = _origin_netloc(text)
+        if netloc is None or not same_server(netloc, server):
             return (f"Origin {text[:_SHOWN_CHARS]!r} is not this server (http://{expected}); a page of another site "
                     "is not answered")
     return None
