@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tabletop_rl.games import GAMES, game_class
 from tabletop_rl.ui.body_limit import ASGIApp, BodyLimit, Receive, Scope, Send, no_body
-from tabletop_rl.ui.web.menu import PolicyMenu
+from tabletop_rl.ui.web.menu import MAX_SPEC_CHARS, PolicyMenu
 from tabletop_rl.ui.web.play import PlayDesk
 from tabletop_rl.ui.web.views import RunView
 
@@ -58,7 +58,7 @@ class NewGame(BaseModel):
     """``POST /api/play``: a new game against policies of the menu (``GET /api/info`` lists them)."""
 
     game: str = "splendor"
-    vs: list[Annotated[str, Field(max_length=1000)]] = Field(
+    vs: list[Annotated[str, Field(max_length=MAX_SPEC_CHARS)]] = Field(
         default_factory=lambda: ["random"], min_length=1, max_length=3
     )
     seat: int = 0

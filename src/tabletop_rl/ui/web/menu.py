@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.games import GAMES, policy_game
 
-__all__ = ["DEFAULT_POLICIES", "PolicyMenu"]
+__all__ = ["DEFAULT_POLICIES", "MAX_SPEC_CHARS", "PolicyMenu"]
 
 #: The built-in menu: the baselines and the searches at the arena's default node budgets (a node budget, not a
 #: time budget, so a move costs the same on any machine). ``az:default`` (the shipped network) needs the [train]
@@ -36,8 +36,8 @@ DEFAULT_POLICIES: dict[str, tuple[str, ...]] = {
     "klaverjas": ("random", "heuristic", "model", "search:samples=4"),
     "space-conquest": ("random", "heuristic"),
 }
-#: The longest spec text a request or a save may name to be spelled canonically; a longer one is no entry.
-_SPEC_CHARS = 1000
+#: The longest spec a request may send; a longer one in a save is no entry (it is not parsed to be spelled canonically).
+MAX_SPEC_CHARS = 1000
 #: How much of a refused spec an error repeats.
 _SHOWN_CHARS = 80
 
@@ -78,7 +78,7 @@ class PolicyMenu:
 
 def _canonical(game: str, spec: str) -> str | None:
     """``spec`` spelled canonically for ``game``, or None when it is no spec of that game (nothing is built)."""
-    if len(spec) > _SPEC_CHARS:
+    if len(spec) > MAX_SPEC_CHARS:
         return None
     try:
         return parse_spec(spec, policy_game(game)).text
