@@ -16,7 +16,7 @@ from pathlib import Path
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tabletop_rl.arena import run_arena
 from tabletop_rl.ui.web.app import create_app
@@ -59,8 +59,7 @@ def main() -> int:
             time.sleep(0.5)
             driver.save_screenshot(str(IMAGES / "web_viewer.png"))
             driver.find_element(By.ID, "tab-play").click()
-            driver.find_element(By.ID, "play-vs").clear()
-            driver.find_element(By.ID, "play-vs").send_keys("greedy")
+            Select(driver.find_element(By.CSS_SELECTOR, "#play-vs select")).select_by_value("greedy")
             driver.find_element(By.ID, "play-seed").send_keys("11")
             driver.find_element(By.ID, "play-start").click()
             _wait_for(driver, "#play-board .splendor")

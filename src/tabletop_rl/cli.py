@@ -28,6 +28,7 @@ from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_distil
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
+from tabletop_rl.ui.web.menu import DEFAULT_POLICIES
 
 __all__ = ["main", "split_specs"]
 
@@ -293,7 +294,10 @@ def _add_web(commands: argparse._SubParsersAction) -> None:
         description="Serve a local web page: the games of an arena run (a run folder or its games.jsonl) drawn as "
                     "boards, stepped move by move as a spectator or as one player saw them, with the LLM players' "
                     "reasoning and costs; the run's summary; and a table where you play policies, saved after every "
-                    "move. docs/web.md.")
+                    "move. The table offers only the policies you allow: the built-in ones (" + "; ".join(
+                        f"{game}: {', '.join(specs)}" for game, specs in DEFAULT_POLICIES.items())
+                    + "; az only where torch, of the [train] extra, is installed) and each --allow SPEC; a request "
+                      "picks one of them and sets nothing else. docs/web.md.")
     p.add_argument("run", type=Path, nargs="?", metavar="RUN", help="an arena run folder or games.jsonl (default: "
                    "none, play only)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
@@ -302,6 +306,11 @@ def _add_web(commands: argparse._SubParsersAction) -> None:
                    help=f"folder for the games played in the page (default ./{_WEB_SAVES})")
     p.add_argument("--allow-remote", action="store_true", help="let --host be an address other machines reach "
                    "(the page has no login)")
+    p.add_argument("--allow", action="append", default=[], metavar="SPEC",
+                   help="offer this policy spec too, in every game that has the policy, or in one game as GAME:SPEC "
+                        "(e.g. splendor:llm:model=openai/gpt-4o-mini,api_key_env=MY_KEY: the host and key are "
+                        "yours to fix, a request cannot change them); checked by building it before the page "
+                        "listens; repeatable")
     p.set_defaults(func=_web, prog=p.prog)
 
 
@@ -314,7 +323,8 @@ def _web(args: argparse.Namespace) -> int:
         print(f'{args.prog}: error: {e.name} is not installed; tabletop web needs the [web] extra: pip install -e '
               f'".[web]"', file=sys.stderr)
         return 1
-    status: int = app.serve(args.run, saves=args.saves, host=args.host, port=args.port, allow_remote=args.allow_remote)
+    status: int = app.serve(args.run, saves=args.saves, host=args.host, port=args.port, allow_remote=args.allow_remote,
+                            allow=args.allow)
     return status
 
 

@@ -31,7 +31,9 @@ RUNS = Path(__file__).resolve().parents[1] / "data" / "runs_0_1"
 
 
 def client(run: Path | None, saves: Path) -> TestClient:
-    return TestClient(create_app(None if run is None else RunView.open(run), PlayDesk(saves)))
+    """The page as a browser on this machine asks for it (the server answers its own address only)."""
+    return TestClient(create_app(None if run is None else RunView.open(run), PlayDesk(saves)),
+                      base_url="http://127.0.0.1:8765")
 
 
 @pytest.fixture(scope="module")
@@ -308,10 +310,22 @@ def test_space_conquest_orders_are_played_with_the_policys_which_stay_unseen(tmp
     ]
 
 
+def test_a_turn_of_several_orders_is_played(tmp_path: Path) -> None:
+    api = client(None, tmp_path)
+    view = new_game(api, game="space-conquest", vs=["heuristic"], name="sc")
+    (home,) = [star for star in view["board"]["stars"] if star["owner"] == "you"]
+    targets = [star["letter"] for star in view["board"]["stars"] if star["letter"] != home["letter"]][:3]
+    orders = {"moves": [{"from": home["letter"], "to": to, "ships": 1} for to in targets]}
+    answer = api.post("/api/play/sc/move", json={"move": json.dumps(orders, separators=(",", ":"))})  # as the page
+    assert answer.status_code == 200, answer.text
+    fleets = answer.json()["board"]["fleets"]
+    assert sorted((fleet["to"], fleet["ships"]) for fleet in fleets) == [(to, 1) for to in sorted(targets)]
+
+
 @pytest.mark.parametrize(
     ("body", "error"),
     [
-        ({"vs": ["nosuchpolicy"]}, "unknown policy 'nosuchpolicy'"),
+        ({"vs": ["nosuchpolicy"]}, "'nosuchpolicy' is not a policy this server offers for splendor"),
         ({"vs": ["mcts:simulations=lots"]}, "mcts"),
         ({"seat": 2}, "--seat must be in 0..1"),
         ({"game": "chess"}, "unknown game 'chess'"),

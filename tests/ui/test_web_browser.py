@@ -148,3 +148,28 @@ def test_play_against_random_by_clicking(page: tuple[Any, str, Path]) -> None:
     wait(driver, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#play-board .status"), "ply 6 "))
     assert json.loads((saves / "clicked.json").read_text())["position"]["ply"] == 6
     assert not driver.find_element(By.ID, "play-explain").is_displayed()
+
+
+def test_the_opponent_menus_list_exactly_the_policies_offered(page: tuple[Any, str, Path]) -> None:
+    from tabletop_rl.ui.web.menu import PolicyMenu
+
+    driver, url, saves = page
+    menu = PolicyMenu.build()
+    driver.get(url)
+    wait(driver, EC.element_to_be_clickable((By.ID, "tab-play"))).click()
+
+    def menus() -> list[list[str]]:
+        selects = driver.find_elements(By.CSS_SELECTOR, "#play-vs select")
+        return [[option.get_attribute("value") for option in Select(s).options] for s in selects]
+
+    wait(driver, lambda d: menus() == [menu.offered("splendor")])
+    Select(driver.find_element(By.ID, "play-players")).select_by_value("3")
+    assert menus() == [menu.offered("splendor")] * 2
+    Select(driver.find_element(By.ID, "play-game")).select_by_value("klaverjas")
+    assert menus() == [menu.offered("klaverjas")]
+    Select(driver.find_element(By.ID, "play-game")).select_by_value("splendor")
+    Select(driver.find_element(By.CSS_SELECTOR, "#play-vs select")).select_by_value("greedy")
+    driver.find_element(By.ID, "play-name").send_keys("menu")
+    driver.find_element(By.ID, "play-start").click()
+    wait(driver, EC.text_to_be_present_in_element((By.ID, "play-title"), "P1 greedy"))
+    assert json.loads((saves / "menu.json").read_text())["players"] == [None, "greedy"]

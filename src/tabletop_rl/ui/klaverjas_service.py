@@ -69,13 +69,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Fiel
 from pydantic.json_schema import JsonDict, JsonValue
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.baselines import heuristic_scores
 from tabletop_rl.games.klaverjas.determinize import excluded_by_play
+from tabletop_rl.ui.body_limit import BodyLimit, Scope, Send, declared_length, no_body
 
 __all__ = ["BestCardRequest", "BestCardResponse", "Candidate", "ErrorResponse", "HistoryTrick", "ModelInfo",
            "ServiceConfig", "TablePlay", "create_app", "position_from_request", "serve_main"]
@@ -739,70 +739,11 @@ def _json_reply(status: int, detail: str, headers: Mapping[str, str] | None = No
     return JSONResponse({"detail": detail}, status_code=status, headers=dict(headers or {}))
 
 
-class _BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes gets 413 having read at most ``limit`` bytes of it.
-
-    A declared Content-Length over the limit is refused before any of the body is read; a body of unknown
-    length (chunked) is read only up to the limit. Starlette's ``request.body()`` would read the whole body
-    first, so a 300 MB upload grew the server by more than its size before the 413. The body read (at most
-    ``limit`` bytes) is handed on to the app as one message."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"").decode("latin-1")
-        if declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, send, f"body: Content-Length {_cut(declared, 20)} is over the "
-                                            f"{self.limit}-byte limit", {"contentLength": _cut(declared, 20)})
-            return
-        body = await self._read(receive)
-        if body is None:
-            return  # the client left
-        if len(body) > self.limit:
-            await self._refuse(scope, send, f"body: over the {self.limit}-byte limit (read no further)", {})
-            return
-        await self.app(scope, _replay(body, receive), send)
-
-    async def _read(self, receive: Receive) -> bytes | None:
-        """The body, or its first ``limit + 1`` bytes when it is longer; ``None`` when the client disconnects."""
-        chunks: list[bytes] = []
-        size = 0
-        while size <= self.limit:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)
-
-    async def _refuse(self, scope: Scope, send: Send, detail: str, request: Mapping[str, Any]) -> None:
-        """413, closing the connection: the rest of the body is never read, so the connection cannot be reused."""
-        _log_refused(413, detail, scope.get("path", ""), request)
-        await _json_reply(413, detail, {"connection": "close"})(scope, _no_body, send)
-
-
-async def _no_body() -> Message:
-    return {"type": "http.disconnect"}
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that gives the app the body already read, then whatever the connection says next."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
+async def _refuse_body(scope: Scope, send: Send, detail: str) -> None:
+    """413 for a body over the limit (``body_limit.BodyLimit``), logged as every refusal is, closing the connection."""
+    declared = declared_length(scope)
+    _log_refused(413, detail, scope.get("path", ""), {"contentLength": _cut(declared, 20)} if declared else {})
+    await _json_reply(413, detail, {"connection": "close"})(scope, no_body, send)
 
 
 # --- the /docs page ------------------------------------------------------------------------------
@@ -849,7 +790,7 @@ def create_app(config: ServiceConfig | None = None) -> FastAPI:
     service = _BestCardService(config or ServiceConfig())
     app = FastAPI(title="Klaverjas best-card service", version="1", docs_url=None, redoc_url=None,
                   description=(__doc__ or "").split("\n\n", 1)[1])
-    app.add_middleware(_BodyLimit, limit=_MAX_BODY_BYTES)
+    app.add_middleware(BodyLimit, limit=_MAX_BODY_BYTES, refuse=_refuse_body)
     errors = {400: "Malformed or inconsistent input; FastAPI's schema validation errors are mapped to 400 "
                    "(not 422). `detail` names the field; invalid JSON gives its line and column.",
               413: "Request body over 64 KB (refused on its Content-Length, or read no further than the limit).",

@@ -2,10 +2,11 @@
 
 A game is a ``terminal.Table`` (the person's player, each other player's policy spec, the deal seed) saved in
 the terminal's format (``terminal.SAVE_FORMAT``), so ``tabletop play --load`` resumes a game begun in the
-browser and the browser resumes one saved by ``tabletop play``. Its id is the save file's name without
-``.json``, in the desk's folder. In Klaverjas the person plays a partnership, both its seats, seeing the hand of
-the seat to act (as a policy in the arena does); in Space Conquest the person's move is a turn's orders (JSON),
-played with the policy's orders of the same turn, which the person never sees.
+browser and the browser resumes one saved by ``tabletop play``. Every policy is one of the desk's menu
+(``menu.PolicyMenu``): a new game naming another spec is refused, and so is a save naming one. A game's id is
+the save file's name without ``.json``, in the desk's folder. In Klaverjas the person plays a partnership, both
+its seats, seeing the hand of the seat to act (as a policy in the arena does); in Space Conquest the person's
+move is a turn's orders (JSON), played with the policy's orders of the same turn, which the person never sees.
 
 >>> import tempfile
 >>> desk = PlayDesk(Path(tempfile.mkdtemp()))
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,16 @@ from tabletop_rl.core.game import policy_answer
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.games import game_class, policy_game
 from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table
+from tabletop_rl.ui.web.menu import PolicyMenu
 from tabletop_rl.ui.web.views import position_view
 
-__all__ = ["MAX_POLICY_MOVES", "PlayDesk"]
+__all__ = ["MAX_OPEN_GAMES", "MAX_POLICY_MOVES", "PlayDesk"]
 
 #: Policy moves one request may play before the person's turn comes back (a game ends long before).
 MAX_POLICY_MOVES = 10_000
-#: Games kept in memory at once; an older one is reloaded from its save file when asked for again.
-_OPEN_GAMES = 32
+#: Games kept in memory at once; the least recently used is dropped and reloaded from its save file when asked for
+#: again. Few, because an open game holds its policies: a Klaverjas search's transposition table is 48 MB.
+MAX_OPEN_GAMES = 8
 #: Log lines a view carries (the most recent).
 _LOG_LINES = 200
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -60,6 +63,11 @@ class _OpenGame:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+def _offered(table: Table, menu: PolicyMenu) -> Table:
+    """``table`` with each policy's spec as ``menu`` spells it; ``ValueError`` for a spec the menu does not offer."""
+    return replace(table, specs=[None if spec is None else menu.check(table.game, spec) for spec in table.specs])
+
+
 def _policies(table: Table) -> dict[int, Policy]:
     """The policy of each player but the person, seeded as ``tabletop play`` seeds them."""
     game = policy_game(table.game)
@@ -71,10 +79,12 @@ def _policies(table: Table) -> dict[int, Policy]:
 
 
 class PlayDesk:
-    """The browser's games, each saved as ``<folder>/<id>.json`` after every move."""
+    """The browser's games, each saved as ``<folder>/<id>.json`` after every move, against the policies of ``menu``
+    (default: the built-in menu)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, menu: PolicyMenu | None = None) -> None:
         self.folder = Path(folder)
+        self.menu = menu or PolicyMenu.build()
         self._open: OrderedDict[str, _OpenGame] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -89,13 +99,14 @@ class PlayDesk:
         name: str | None = None,
     ) -> dict[str, Any]:
         """A new game of ``game``: the person is player ``seat``, ``vs`` plays the others (one spec for all, or
-        one per other player). ``ValueError`` for a bad spec, seat, player count or name, or a name taken."""
+        one per other player), each a spec of the menu. ``ValueError`` for a spec the menu does not offer, a bad seat,
+        player count or name, or a name taken."""
         game_class(game)  # an unknown game is refused before a name is made from it
         name = name or f"{game}-{datetime.now():%Y%m%d-%H%M%S-%f}"
         path = self._path(name)
         if path.exists():
             raise ValueError(f"a saved game named {name!r} exists; resume it or choose another name")
-        table = new_table(game, vs, num_players, seat, seed)
+        table = _offered(new_table(game, vs, num_players, seat, seed), self.menu)
         opened = _OpenGame(table, _policies(table), path, [f"new {game} game, seed {table.seed}; you are P{seat}"])
         self.folder.mkdir(parents=True, exist_ok=True)
         save_table(table, path)
@@ -103,11 +114,16 @@ class PlayDesk:
         return self._advance(name, opened)
 
     def resume(self, name: str) -> dict[str, Any]:
-        """Reopen the saved game ``name`` (a file of the desk's folder); ``ValueError`` for a damaged file."""
+        """Reopen the saved game ``name`` (a file of the desk's folder); ``ValueError`` for a damaged file or one
+        whose policies the menu does not offer (none of them is built)."""
         path = self._path(name)
         if not path.is_file():
             raise LookupError(f"no saved game named {name!r} in {self.folder}")
         table = load_table(path)
+        try:
+            table = _offered(table, self.menu)
+        except ValueError as e:
+            raise ValueError(f"saved game {name!r}: {e}") from None
         opened = _OpenGame(table, _policies(table), path, [f"resumed from {path}"])
         self._keep(name, opened)
         return self._advance(name, opened)
@@ -212,7 +228,7 @@ class PlayDesk:
         with self._lock:
             self._open[name] = opened
             self._open.move_to_end(name)
-            while len(self._open) > _OPEN_GAMES:
+            while len(self._open) > MAX_OPEN_GAMES:
                 self._open.popitem(last=False)
 
     def _get(self, name: str) -> _OpenGame:

@@ -345,15 +345,24 @@ function fillPlayForm() {
   fill(games, state.info.playable.map((g) => el("option", { value: g, selected: g === "splendor" }, g)));
   const players = () => {
     fill($("play-players"), state.info.players[games.value].map((n) => el("option", { value: n }, n)));
-    fill($("play-specs"), (state.info.examples[games.value] || []).map((spec) => el("option", { value: spec })));
+    fillOpponents();
   };
-  games.addEventListener("change", () => { players(); $("play-vs").value = "random"; });
+  games.addEventListener("change", players);
+  $("play-players").addEventListener("change", fillOpponents);
   players();
+}
+
+/** A menu per other player listing exactly the policies the server offers for the game (`/api/info`). */
+function fillOpponents() {
+  const offered = state.info.policies[$("play-game").value] || [];
+  const others = Number($("play-players").value || 2) - 1;
+  fill($("play-vs"), Array.from({ length: others }, (_, i) => el("select", { "data-opponent": i },
+    offered.map((spec) => el("option", { value: spec }, spec)))));
 }
 
 async function startGame(event) {
   event.preventDefault();
-  const body = { game: $("play-game").value, vs: $("play-vs").value.split(";").map((s) => s.trim()).filter(Boolean),
+  const body = { game: $("play-game").value, vs: Array.from($("play-vs").querySelectorAll("select"), (s) => s.value),
     seat: Number($("play-seat").value || 0), num_players: Number($("play-players").value || 2) };
   if ($("play-seed").value !== "") body.seed = Number($("play-seed").value);
   if ($("play-name").value.trim()) body.name = $("play-name").value.trim();
