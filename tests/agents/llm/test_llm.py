@@ -469,8 +469,14 @@ def test_the_benchmark_preset_forfeits_after_three_retries_with_the_reason():
     ("llm:preset=textarena,legal_list=false,max_retries=4", "drop legal_list=false, max_retries=4 or the preset"),
     ("llm:fallback=coinflip,base_url=http://127.0.0.1:9/v1", "fallback='coinflip' is not one of random"),
     ("llm:mode=xml,base_url=http://127.0.0.1:9/v1", "mode='xml' is not one of auto"),
-    ("llm:max_retries=-1,base_url=http://127.0.0.1:9/v1", "max_retries must be >= 0"),
-    ("llm:concurrency=0,base_url=http://127.0.0.1:9/v1", "concurrency must be at least 1"),
+    ("llm:max_retries=-1,base_url=http://127.0.0.1:9/v1", r"^max_retries must be in 0\.\.10, got -1$"),
+    ("llm:concurrency=0,base_url=http://127.0.0.1:9/v1", r"^concurrency must be in 1\.\.64, got 0$"),
+    ("llm:max_retries=1000000,base_url=http://127.0.0.1:9/v1", r"^max_retries must be in 0\.\.10, got 1000000$"),
+    ("llm:max_tokens=100000000,base_url=http://127.0.0.1:9/v1", r"^max_tokens must be in 1\.\.100000, got"),
+    ("llm:timeout=1e9,base_url=http://127.0.0.1:9/v1", r"^timeout must be more than 0 and at most 3600, got"),
+    ("llm:temperature=-1,base_url=http://127.0.0.1:9/v1", r"^temperature must be in 0\.\.2, got -1"),
+    ("llm:net_retries=99,base_url=http://127.0.0.1:9/v1", r"^net_retries must be in 0\.\.20, got 99$"),
+    ("llm:concurrency=100000,base_url=http://127.0.0.1:9/v1", r"^concurrency must be in 1\.\.64, got 100000$"),
 ])
 def test_bad_llm_options_are_one_line_errors(spec, problem):
     with pytest.raises(ValueError, match=problem):

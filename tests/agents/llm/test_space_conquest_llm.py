@@ -281,3 +281,12 @@ def test_a_dead_server_or_a_missing_model_is_one_line_and_the_game_is_kept(serve
                                                  "tabletop play space-conquest --load kept.json")
     kept = SpaceConquestGame.from_json((tmp_path / "kept.json").read_text())
     assert kept.turn == (1 if fault == "dead" else 2) and kept.seed == 3
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("llm:max_tool_calls=100000,base_url=http://127.0.0.1:9/v1", r"^max_tool_calls must be in 1\.\.100, got 100000$"),
+    ("llm:max_retries=1000000,base_url=http://127.0.0.1:9/v1", r"^max_retries must be in 0\.\.10, got 1000000$"),
+])
+def test_option_values_past_their_bound_are_refused_in_one_line(spec, problem):
+    with pytest.raises(ValueError, match=problem):
+        make_policy(spec, game="space_conquest")

@@ -53,13 +53,13 @@ from tabletop_rl.agents.llm.client import (
     key_env_vars,
 )
 from tabletop_rl.agents.registry import Option, make_policy
-from tabletop_rl.core.game import view_game_and_seat
+from tabletop_rl.core.game import quote, view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
-__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "REASONING_CHARS", "ChatReply", "FatalLLMError",
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "ChatReply", "FatalLLMError",
            "ForfeitError", "GamePrompt", "LLMError", "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove",
-           "ReplyError", "chat_client", "parse_reply", "preset_settings", "summarize_moves"]
+           "ReplyError", "chat_client", "check_ranges", "parse_reply", "preset_settings", "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
@@ -102,6 +102,12 @@ LLM_OPTIONS = (
     Option("cache", str, ""),               # directory of the on-disk response cache ("" = off)
     Option("api_key_env", str, ""),         # an extra environment variable to read the key from
 )
+#: The range of each numeric option of an LLM player: ``(low, high, low excluded)``. The upper bounds keep a
+#: player's time and memory bounded whatever a spec says (docs/llm.md, "Options").
+LLM_RANGES: dict[str, tuple[float, float, bool]] = {
+    "temperature": (0, 2, False), "max_tokens": (1, 100_000, False), "max_retries": (0, 10, False),
+    "net_retries": (0, 20, False), "reasoning_chars": (1, 10_000, False), "timeout": (0, 3600, True),
+    "backoff": (0, 60, True), "concurrency": (1, 64, False), "max_tool_calls": (1, 100, False)}
 _COUNTERS = ("attempts", "parse_failures", "illegal_replies", "truncated", "network_retries", "cache_hits",
              "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
 _SOURCES = ("llm", "planned", "forced", "fallback", "forfeit")
@@ -327,8 +333,9 @@ class LLMPolicy(BasePolicy):
                  sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(name, seed)
         fixed = preset_settings(preset, fallback=fallback, legal_list=legal_list, max_retries=max_retries)
-        _check_options(fallback=fixed["fallback"], mode=mode, max_retries=fixed["max_retries"], max_tokens=max_tokens,
-                       reasoning_chars=reasoning_chars, timeout=timeout, net_retries=net_retries, backoff=backoff)
+        _check_options(fixed["fallback"], mode, max_retries=fixed["max_retries"], max_tokens=max_tokens,
+                       reasoning_chars=reasoning_chars, timeout=timeout, net_retries=net_retries, backoff=backoff,
+                       temperature=temperature, concurrency=concurrency)
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
         self.preset = preset
         self.max_retries, self.fallback, self.legal_list = fixed["max_retries"], fixed["fallback"], fixed["legal_list"]
@@ -476,17 +483,26 @@ def _spec_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _check_options(**values: Any) -> None:
-    if values["fallback"] not in _FALLBACKS:
-        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(_FALLBACKS)}")
-    if values["mode"] not in ("auto",) + _MODES:
-        raise ValueError(f"mode={values['mode']!r} is not one of auto, {', '.join(_MODES)}")
-    for name in ("max_retries", "net_retries"):
-        if values[name] < 0:
-            raise ValueError(f"{name} must be >= 0, got {values[name]}")
-    for name in ("max_tokens", "reasoning_chars", "timeout", "backoff"):
-        if values[name] <= 0:
-            raise ValueError(f"{name} must be > 0, got {values[name]}")
+def _check_options(fallback: str, mode: str, **values: float) -> None:
+    if fallback not in _FALLBACKS:
+        raise ValueError(f"fallback={quote(fallback)} is not one of {', '.join(_FALLBACKS)}")
+    if mode not in ("auto",) + _MODES:
+        raise ValueError(f"mode={quote(mode)} is not one of auto, {', '.join(_MODES)}")
+    check_ranges(**values)
+
+
+def check_ranges(**values: float) -> None:
+    """``ValueError`` naming the first of ``values`` outside its range in ``LLM_RANGES``.
+
+    >>> check_ranges(timeout=30, max_retries=50)
+    Traceback (most recent call last):
+    ValueError: max_retries must be in 0..10, got 50
+    """
+    for name, value in values.items():
+        low, high, above = LLM_RANGES[name]
+        if not (low < value if above else low <= value) or not value <= high:
+            shown = f"more than {low:g} and at most {high:g}" if above else f"in {low:g}..{high:g}"
+            raise ValueError(f"{name} must be {shown}, got {quote(value)}")
 
 
 def chat_client(backend: Any, base_url: str, api_key: str | None, api_key_env: str, net_retries: int,

@@ -43,11 +43,12 @@ from tabletop_rl.agents.llm.policy import (
     MoveRecord,
     ReplyError,
     chat_client,
+    check_ranges,
     summarize_moves,
 )
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
 from tabletop_rl.agents.registry import Option
-from tabletop_rl.core.game import view_game_and_seat
+from tabletop_rl.core.game import quote, view_game_and_seat
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import SpaceConquestPolicy, plan_orders
@@ -114,8 +115,9 @@ class ToolLLMPolicy(SpaceConquestPolicy):
                  backend: ChatBackend | None = None, extra_headers: Mapping[str, str] | None = None,
                  extra_body: Mapping[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(name, seed)
-        _check_options(fallback=fallback, max_retries=max_retries, max_tool_calls=max_tool_calls,
-                       max_tokens=max_tokens, timeout=timeout, net_retries=net_retries, backoff=backoff)
+        _check_options(fallback, max_retries=max_retries, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
+                       timeout=timeout, net_retries=net_retries, backoff=backoff, temperature=temperature,
+                       concurrency=concurrency)
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
         self.max_retries, self.fallback, self.max_tool_calls = max_retries, fallback, max_tool_calls
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
@@ -226,12 +228,7 @@ def _is_json_object(text: str) -> bool:
         return False
 
 
-def _check_options(**values: Any) -> None:
-    if values["fallback"] not in _FALLBACKS:
-        raise ValueError(f"fallback={values['fallback']!r} is not one of {', '.join(_FALLBACKS)}")
-    for name in ("max_retries", "net_retries"):
-        if values[name] < 0:
-            raise ValueError(f"{name} must be >= 0, got {values[name]}")
-    for name in ("max_tool_calls", "max_tokens", "timeout", "backoff"):
-        if values[name] <= 0:
-            raise ValueError(f"{name} must be > 0, got {values[name]}")
+def _check_options(fallback: str, **values: float) -> None:
+    if fallback not in _FALLBACKS:
+        raise ValueError(f"fallback={quote(fallback)} is not one of {', '.join(_FALLBACKS)}")
+    check_ranges(**values)
