@@ -131,6 +131,8 @@ CONTRADICTIONS = {
     "winners of a crash": (_crash, '"winners" is .* but its moves give \\[\\]'),
     "seats": (_more_seats, '"seats" name 3 policies for 2 players'),
     "llm_notes": (lambda r: {**r, "llm_notes": [None]}, '"llm_notes" must hold one entry per move'),
+    "an llm note without its fields": (lambda r: {**r, "llm_notes": [{"source": "llm"}] + [None] * (r["plies"] - 1)},
+                                       '"llm_notes" entry 0 lacks "attempts"'),
     "moves cut short": (lambda r: {**r, "moves": r["moves"][:-1], "plies": r["plies"] - 1},
                         '"moves" stop before the game\'s end'),
     "a move after the end": (lambda r: {**r, "moves": [*r["moves"], r["moves"][-1]], "plies": r["plies"] + 1},

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["CLEAN_NOTE", "VOID_RERUNS", "accounting_lines", "add_llm_outcome", "format_llm_table", "headline_ratings",
-           "is_clean", "is_llm", "move_note", "note_lines", "summarize_llm"]
+           "is_clean", "is_llm", "move_note", "note_lines", "note_problem", "summarize_llm"]
 
 #: A match whose LLM server stayed unavailable is played again this many times before it is left void.
 VOID_RERUNS = 2
@@ -135,6 +135,33 @@ def format_llm_table(llm: dict[str, dict[str, Any]], labels: dict[str, str] | No
 
 def _per(total: float, count: int, digits: int = 0) -> str:
     return f"{total / count:.{digits}f}" if count else "-"
+
+
+#: What ``note_lines`` reads of a note, with the type each field must have (a number: int or float).
+_NOTE_TYPES: dict[str, Any] = {"source": str, "attempts": int, "prompt_tokens": int, "completion_tokens": int,
+                               "latency_s": (int, float), "reasoning": str, "errors": list}
+
+
+def note_problem(note: Any) -> str | None:
+    """What keeps ``note`` (one seat's entry of a record's ``llm_notes``) from being shown, or ``None`` (a note,
+    or ``None`` for a move that was not an LLM's).
+
+    >>> note_problem({"source": "llm"})
+    'lacks "attempts" (int)'
+    """
+    if note is None:
+        return None
+    if not isinstance(note, dict):
+        return f"is {type(note).__name__}, not an object"
+    for key, kind in _NOTE_TYPES.items():
+        value = note.get(key)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            return f'lacks "{key}" ({kind.__name__ if isinstance(kind, type) else "a number"})'
+    if not all(isinstance(error, str) for error in note["errors"]):
+        return '"errors" must be a list of texts'
+    if note.get("cost") is not None and (isinstance(note["cost"], bool) or not isinstance(note["cost"], (int, float))):
+        return '"cost" must be a number or null'
+    return None
 
 
 def note_lines(note: dict[str, Any] | None) -> str:

@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from tabletop_rl.arena.llm import note_problem
 from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.game import Game, entry_moves, quote
 from tabletop_rl.games import check_options, game_class
@@ -269,6 +270,12 @@ def replay_problem(record: dict[str, Any]) -> str | None:
         return f'game {index}: "seats" name {len(record["seats"])} policies for {state.num_players} players'
     if notes is not None and (not isinstance(notes, list) or len(notes) != len(moves)):
         return f'game {index}: "llm_notes" must hold one entry per move ({len(moves)}), not {_short(notes)}'
+    for ply, note in enumerate(notes or ()):
+        per_seat = note if state.simultaneous and isinstance(note, list) else [note]
+        problem = next(filter(None, map(note_problem, per_seat)), None) if not state.simultaneous or \
+            isinstance(note, list) and len(note) == state.num_seats else "is not one entry per seat"
+        if problem:
+            return f'game {index}: "llm_notes" entry {ply} {problem}'
     ended = record["error"] is None and record.get("forfeit") is None and not record.get("void")
     if ended and not state.is_over:
         return f'game {index}: "moves" stop before the game\'s end, yet it has no "error", "forfeit" or "void"'
