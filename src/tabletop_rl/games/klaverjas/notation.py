@@ -74,7 +74,8 @@ def _in_range(state: np.ndarray, cell: int, lo: int, hi: int) -> int:
 
 # --- the options ----------------------------------------------------------------------------------------------
 def _check_options(state: np.ndarray) -> None:
-    """The options must be ones ``options_row`` takes, and the row must hold them as it writes them."""
+    """Each option cell holds the index of one of its values (or a count in range), and together they are
+    options ``options_row`` takes."""
     options: dict[str, Any] = {}
     for cell, (name, choices) in _CHOICES.items():
         options[name] = choices[_in_range(state, cell, 0, len(choices) - 1)]
@@ -271,7 +272,7 @@ def _replay(state: np.ndarray, expected: np.ndarray, plays: list[tuple[int, int,
 
 # --- loading ------------------------------------------------------------------------------------------------------
 def check_state(state: np.ndarray) -> None:
-    """``ValueError`` naming the first cell of ``state`` (an ``int64[R.STATE_SIZE]`` row) that no play of the
+    """``ValueError`` naming the first cell of ``state`` (an ``int64[STATE_SIZE]`` row) that no play of the
     rules could give it; the module docstring lists the checks."""
     _check_options(state)
     _check_ranges(state)
