@@ -81,7 +81,7 @@ def start_position(name: str, rng: random.Random) -> str:
 
 
 def mutated(text: str, rng: random.Random) -> str:
-    """``text`` with one to three of its integers changed."""
+    """``text`` with one to three of its integers changed (each to another value)."""
     data = json.loads(text)
     leaves: list[tuple[Any, Any]] = []
 
@@ -97,8 +97,9 @@ def mutated(text: str, rng: random.Random) -> str:
     for node, key in rng.sample(leaves, min(len(leaves), rng.choice((1, 1, 2, 3)))):
         old = node[key]
         kind = rng.random()
-        node[key] = (rng.choice(BOUNDARY) if kind < 0.4 else old + rng.choice((-3, -2, -1, 1, 2, 3)) if kind < 0.8
-                     else rng.randrange(-1, 40))
+        new = (rng.choice(BOUNDARY) if kind < 0.4 else old + rng.choice((-3, -2, -1, 1, 2, 3)) if kind < 0.8
+               else rng.randrange(-1, 40))
+        node[key] = new if new != old else old + 1
     return json.dumps(data)
 
 

@@ -191,9 +191,9 @@ def mutate(row: list[int], rng: np.random.Generator) -> list[int]:
     row = list(row)
     for i in rng.choice(R.STATE_SIZE, size=int(rng.integers(1, 4)), replace=False):
         kind = rng.random()
-        row[i] = (int(rng.choice(BOUNDARY)) if kind < 0.4 else row[i] + int(rng.choice([-3, -2, -1, 1, 2, 3]))
-                  if kind < 0.8 else int(rng.integers(-1, 40)))
-        row[i] = min(max(row[i], -(2**63)), 2**63 - 1)
+        new = (int(rng.choice(BOUNDARY)) if kind < 0.4 else row[i] + int(rng.choice([-3, -2, -1, 1, 2, 3]))
+               if kind < 0.8 else int(rng.integers(-1, 40)))
+        row[i] = new if new != row[i] else row[i] + 1  # a changed cell, past int64 at the ends
     return row
 
 
@@ -216,7 +216,7 @@ def fuzz(count: int, seed: int) -> dict[str, int]:
 
 
 def test_mutated_positions_are_refused_or_play_to_the_end():
-    tally = fuzz(1500, seed=0)
+    tally = fuzz(1000, seed=0)
     assert tally["refused"] > 0 and tally["accepted"] > 0, tally
 
 
