@@ -31,6 +31,7 @@ from tabletop_rl.core.game import (
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize
+from tabletop_rl.games.klaverjas.notation import state_from_json
 from tabletop_rl.games.klaverjas.observe import OBS_SIZE, end_rewards, observe, step_observe, step_vs_random_observe
 from tabletop_rl.games.klaverjas.render import render_text, viewer_seat
 
@@ -209,16 +210,9 @@ class KlaverjasGame(TurnBased):
 
     @classmethod
     def from_json(cls, text: str | dict) -> KlaverjasGame:
-        """The match ``to_json`` wrote; ``ValueError`` for anything else."""
-        try:
-            data = json.loads(text) if isinstance(text, str) else text
-        except (ValueError, RecursionError):
-            raise ValueError("klaverjas position: not valid JSON") from None
-        row = data.get("state") if isinstance(data, dict) else None
-        if not isinstance(row, list) or len(row) != R.STATE_SIZE \
-                or not all(type(v) is int and -(2**63) <= v < 2**63 for v in row):
-            raise ValueError(f"klaverjas position: 'state' must be a list of {R.STATE_SIZE} 64-bit integers")
-        return cls(np.array(row, R.STATE_DTYPE))
+        """The match ``to_json`` wrote; ``ValueError`` naming the field for anything else, a row the rules could
+        not reach included (``notation.check_state``)."""
+        return cls(state_from_json(text))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, KlaverjasGame) and np.array_equal(self.state, other.state)

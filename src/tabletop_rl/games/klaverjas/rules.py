@@ -28,7 +28,8 @@ __all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIO
            "DEAL_SCORE", "DEAL_TOTAL", "DECLARED_STUK", "DE_BRUIJN", "DE_BRUIJN_INDEX", "DOUBLING", "DOUBLING_TURN",
            "FIRST_LEAD", "FIRST_LEADS", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM",
            "FORCED_FOREHAND", "FOREHAND", "FREE_WITH_PASS", "HAND", "IN_TRICK", "KING", "KRAAK", "KRAKEN",
-           "LAST_TRICK_BONUS", "LEADER", "LEAD_FOREHAND", "LEAD_MAKER", "MAKER", "MASK32", "MATCH_SCORE",
+           "LAST_TRICK_BONUS", "LEADER", "LEAD_FOREHAND", "LEAD_MAKER", "MAKER", "MASK32", "MATCH_SCORE", "MAX_DEALS",
+           "MAX_TARGET",
            "MULTIPLIER", "NAME_TRUMP", "NUM_ACTIONS", "NUM_CARDS", "NUM_DEALS_AT", "OVER", "PASS", "PASSES", "PHASE",
            "PHASE_NAMES", "PIT_BONUS", "PIT_FOR_DEFENDERS", "PLAIN_POINTS", "PLAIN_STRENGTH", "PLAY", "PLAYING",
            "PROPOSALS", "PROPOSED", "PROPOSED_SUIT", "QUARTETS", "QUARTET_PRESETS", "QUEEN", "RANKS", "REKRAAK",
@@ -37,7 +38,7 @@ __all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIO
            "TARGET", "TRICK", "TRICKS_PER_DEAL", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "TRUMP_POINTS",
            "TRUMP_SCHEMES", "TRUMP_STRENGTH", "UNDERTRUMP", "UNDERTRUMP_FORBIDDEN", "UNDERTRUMP_FORCED",
            "UNDERTRUMP_OPTIONS", "WINNER", "apply_action", "card_id", "card_name", "card_points", "cards_of",
-           "checked_step", "current_trick", "follow_regime", "hand_of", "legal_cards", "legal_mask",
+           "checked_step", "clear_deal", "current_trick", "follow_regime", "hand_of", "legal_cards", "legal_mask",
            "legal_masks_batch", "lowest_card", "match_over", "new_state", "new_states", "open_play", "option_index",
            "options_row", "play_random", "play_random_batch", "player_of", "position", "quartet_table",
            "random_below", "rank_of", "reset_batch", "reset_state", "score_deal", "seat_view", "seed_rng",
@@ -70,6 +71,9 @@ QUARTET_PRESETS = {
 }
 DEAL_TOTAL = 162
 TRICKS_PER_DEAL = 8
+#: The longest match: so a match, a loaded position included, always ends, and its scores stay far from overflow.
+MAX_DEALS = 10_000
+MAX_TARGET = 100_000
 
 DE_BRUIJN = 0x07EDD5E59A4E28C2  # a de Bruijn sequence: the top 6 bits of (lowest bit * it) are unique
 DE_BRUIJN_INDEX = np.zeros(64, np.int64)
@@ -364,7 +368,9 @@ def random_below(state, n):
 
 # --- dealing and bidding -------------------------------------------------------------------
 @njit(cache=True)
-def _clear_deal(state):
+def clear_deal(state):
+    """Empty the record of the deal (tricks, trump, bidding, points) for a new one; hands, options and the match
+    record stay."""
     state[TRICK:TRICK + 32] = -1
     state[LEADER:LEADER + 8] = -1
     state[WINNER:WINNER + 8] = -1
@@ -401,7 +407,7 @@ def _propose_suit(state):
 @njit(cache=True)
 def _deal(state):
     """Shuffle and deal 8 cards to each seat for the current dealer; open the bidding."""
-    _clear_deal(state)
+    clear_deal(state)
     order = np.arange(NUM_CARDS)
     rng = _load_rng(state)
     shuffle(order, rng)
@@ -777,11 +783,11 @@ def quartet_table(values: str | Mapping[str, int]) -> tuple[int, ...]:
     return tuple(table)
 
 
-def _count(value: Any, name: str, allow_none: bool = False) -> int:
+def _count(value: Any, name: str, most: int, allow_none: bool = False) -> int:
     if allow_none and value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= most:
+        raise ValueError(f"{name} must be an integer 1..{most}{' or None' if allow_none else ''}, got {value!r}")
     return int(value)
 
 
@@ -798,10 +804,10 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
     (1, 1500, 0)
     """
     state = np.zeros(STATE_SIZE, STATE_DTYPE)
-    state[TARGET] = _count(target, "target", allow_none=True)
+    state[TARGET] = _count(target, "target", MAX_TARGET, allow_none=True)
     if state[TARGET] and deals != 1:
         raise ValueError(f"give deals or target, not both (deals={deals!r}, target={target!r})")
-    state[NUM_DEALS_AT] = 0 if state[TARGET] else _count(deals, "deals")
+    state[NUM_DEALS_AT] = 0 if state[TARGET] else _count(deals, "deals", MAX_DEALS)
     state[RULES] = option_index(rules, "rules", RULE_SETS)
     state[SCHEME] = option_index(trump_selection, "trump_selection", TRUMP_SCHEMES)
     state[ALL_PASS] = option_index(all_pass, "all_pass", ALL_PASS_OPTIONS)
