@@ -38,7 +38,7 @@ CARDS, NOBLES = R.tables()
 
 def decide(policy: Policy, g: SplendorGame) -> int:
     p = g.current_player
-    return policy.act(observe(g.state, p), g.legal_mask(), {"game": g, "player": p})
+    return policy.act(observe(g.state, p), g.legal_mask(), g.policy_info(p))
 
 
 def play(specs: list[str], seed: int) -> SplendorGame:

@@ -160,6 +160,6 @@ def test_a_time_budget_grows_the_mcts_tree_no_further_than_the_simulation_bound(
     monkeypatch.setattr(search, "MAX_SIMULATIONS", 300)
     policy = make_policy("mcts:simulations=100,budget_ms=100", game="splendor", seed=0)
     g = SplendorGame(2, seed=3)
-    action = policy.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+    action = policy.act(None, g.legal_mask(), g.policy_info(g.current_player))
     assert g.legal_mask()[action]
     assert policy.tree.arrays[0].shape[0] <= 301 and policy.tree.used[0] <= 301

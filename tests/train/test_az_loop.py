@@ -46,7 +46,7 @@ def tiny(out, **changes) -> Args:
 def play_with(policy, seed: int, players: int = 2) -> SplendorGame:
     g = SplendorGame(players, seed=seed, max_plies=200)
     while not g.is_over:
-        g.step(policy.act(g.observe(g.current_player), g.legal_mask(), {"game": g, "player": g.current_player}))
+        g.step(policy.act(g.observe(g.current_player), g.legal_mask(), g.policy_info(g.current_player)))
     return g
 
 

@@ -41,7 +41,7 @@ def replay(policies, deal: int) -> list[np.ndarray]:
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
         seen.append(game.observe(seat))
-        game.step(policies[seat].act(seen[-1], mask, {"game": game, "player": seat}))
+        game.step(policies[seat].act(seen[-1], mask, game.policy_info(seat)))
     return seen
 
 

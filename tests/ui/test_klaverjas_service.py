@@ -262,7 +262,7 @@ REFUSED = {
     "a setting named by a number": (["--config", "{config}"], "1: 2\n", "unknown setting(s) 1"),
     "a config over 64 KB": (["--config", "{config}"], "# " + "x" * 70_000 + "\n", "over the 65536-byte limit"),
     "a model that is not there": (["--config", "{config}"], "model_path: /nonexistent/model.txt\n",
-                                  "cannot load model /nonexistent/model.txt"),
+                                  "klaverjas model '/nonexistent/model.txt' does not exist"),
 }
 
 

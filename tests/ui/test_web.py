@@ -227,9 +227,11 @@ def test_a_move_after_the_games_end_is_one_line_naming_the_record(tmp_path: Path
     with pytest.raises(ValueError, match=rf"games.jsonl:1: game 0, move {past['plies']} .* the game is over$"):
         RunView.open(tmp_path)
     unchecked = RunView(tmp_path / "games.jsonl", [past], None)  # a record handed over without loading
-    answer = TestClient(create_app(unchecked, PlayDesk(tmp_path / "saves"))).get("/api/games/0/plies/1")
+    answer = TestClient(create_app(unchecked, PlayDesk(tmp_path / "saves")),
+                        base_url="http://127.0.0.1:8765").get("/api/games/0/plies/1")
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"].startswith(f"game 0, move {past['plies']} (") and "\n" not in answer.json()["error"]
+
 
 # --- play ---------------------------------------------------------------------------------------------
 def new_game(api: TestClient, **body: Any) -> dict[str, Any]:

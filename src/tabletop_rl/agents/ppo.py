@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.files import read_regular_file, replace_file
+from tabletop_rl.core.files import read_regular_file, replace_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
 
@@ -142,7 +142,7 @@ def _read_model(path: Path) -> tuple[bytes, list[str] | None]:
         return data, None
     unpacked = sum(m.file_size for m in members)
     if unpacked > MAX_MODEL_BYTES:
-        raise ValueError(f"ppo model {quote(str(path))} unpacks to {unpacked} bytes, more than the "
+        raise ValueError(f"ppo model {shown_path(path)} unpacks to {unpacked} bytes, more than the "
                          f"{MAX_MODEL_BYTES} allowed")
     return data, [m.filename for m in members]
 
@@ -154,10 +154,10 @@ def _checkpoint(path: Path, data: bytes) -> dict[str, Any]:
         checkpoint = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises several kinds for a damaged or foreign file
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"ppo model {quote(str(path))} is not a readable checkpoint ({quote(reason)})") from None
+        raise ValueError(f"ppo model {shown_path(path)} is not a readable checkpoint ({quote(reason)})") from None
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT \
             or not isinstance(checkpoint.get("meta"), dict):
-        raise ValueError(f"ppo model {quote(str(path))} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
+        raise ValueError(f"ppo model {shown_path(path)} is not a {CHECKPOINT_FORMAT} checkpoint of tabletop_rl")
     return checkpoint
 
 
@@ -233,16 +233,16 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 def _zip_meta(path: Path, data: bytes, names: list[str] | None) -> dict[str, Any]:
     """The metadata inside the bytes of a model zip saved by ``save_model``."""
     if names is None:
-        raise ValueError(f"ppo model {quote(str(path))} is not a readable model file (not a zip file)")
+        raise ValueError(f"ppo model {shown_path(path)} is not a readable model file (not a zip file)")
     if META_FILE not in names:
-        raise ValueError(f"ppo model {quote(str(path))} has no {META_FILE}: it was not saved by tabletop_rl")
+        raise ValueError(f"ppo model {shown_path(path)} has no {META_FILE}: it was not saved by tabletop_rl")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             meta = json.loads(z.read(META_FILE))
     except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"ppo model {quote(str(path))} is not a readable model file ({quote(str(e))})") from None
+        raise ValueError(f"ppo model {shown_path(path)} is not a readable model file ({quote(str(e))})") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"ppo model {quote(str(path))} has a {META_FILE} that is not an object")
+        raise ValueError(f"ppo model {shown_path(path)} has a {META_FILE} that is not an object")
     return meta
 
 
@@ -250,7 +250,7 @@ def check_meta(meta: Mapping[str, Any], expected: Mapping[str, Any], path: str |
     """``ValueError`` naming the first field where a model's metadata differs from ``expected``."""
     for key, want in expected.items():
         if meta.get(key) != want:
-            raise ValueError(f"ppo model {quote(str(path))} was trained with {key}={quote(meta.get(key))}, "
+            raise ValueError(f"ppo model {shown_path(path)} was trained with {key}={quote(meta.get(key))}, "
                              f"this version needs {key}={want!r}; retrain it with `tabletop train`")
 
 
@@ -281,7 +281,7 @@ class PPOPolicy(BasePolicy):
                 net.load_state_dict(checkpoint["model"])
             except (KeyError, TypeError, ValueError, RuntimeError) as e:
                 reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ValueError(f"ppo model {quote(str(path))} does not hold a network its metadata describes "
+                raise ValueError(f"ppo model {shown_path(path)} does not hold a network its metadata describes "
                                  f"({reason})") from None
             self.network = net["pi"].eval()
             self._shape: tuple[int, ...] = (int(self.meta["observation_size"]),)

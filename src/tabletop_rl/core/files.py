@@ -3,7 +3,7 @@
 ``read_regular_file`` refuses what is not a regular file (``/dev/zero`` never ends, a FIFO blocks until a
 writer comes) and a file larger than the caller's limit, reads at most that many bytes, and turns every
 ``OSError`` (missing, a directory, a name too long, no permission) into a one-line ``ValueError`` that names
-the file, quoted cut (``core.game.quote``).
+the file (its path cut to its end when long, ``shown_path``).
 
 ``replace_file`` serves every save of the library (a table, a run's config, a checkpoint, a cached LLM reply): it
 writes a temporary file beside its target and renames it into place, so a crash never leaves half a file. A
@@ -30,9 +30,22 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from tabletop_rl.core.game import quote
+__all__ = ["check_save_target", "read_regular_file", "replace_file", "shown_path"]
 
-__all__ = ["check_save_target", "read_regular_file", "replace_file"]
+#: Characters of a path an error message shows: its end, where the file's name is.
+_PATH_SHOWN = 160
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` quoted for an error message, cut to its last characters when long (the file's name stays).
+
+    >>> shown_path("/tmp/model.txt"), shown_path("/x" * 100 + "/model.txt")[:12]
+    ("'/tmp/model.txt'", "'.../x/x/x/x")
+    """
+    text = os.fspath(path)
+    if len(text) <= _PATH_SHOWN:
+        return repr(text)
+    return f"{'...' + text[-_PATH_SHOWN:]!r} ({len(text)} characters)"
 
 
 def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
@@ -42,22 +55,22 @@ def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
         # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; a regular file ignores it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise ValueError(f"{what} {quote(str(path))} does not exist") from None
+        raise ValueError(f"{what} {shown_path(path)} does not exist") from None
     except OSError as e:
-        raise ValueError(f"{what} {quote(str(path))} cannot be read ({e.strerror or type(e).__name__})") from None
+        raise ValueError(f"{what} {shown_path(path)} cannot be read ({e.strerror or type(e).__name__})") from None
     info = os.fstat(fd)  # of the file opened, so it cannot be swapped after the check
     if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
         os.close(fd)
         problem = "is not a regular file" if not stat.S_ISREG(info.st_mode) else \
             f"has {info.st_size} bytes, more than the {limit} allowed"
-        raise ValueError(f"{what} {quote(str(path))} {problem}")
+        raise ValueError(f"{what} {shown_path(path)} {problem}")
     with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(limit + 1)
         except OSError as e:
-            raise ValueError(f"{what} {quote(str(path))} cannot be read ({e.strerror or type(e).__name__})") from None
+            raise ValueError(f"{what} {shown_path(path)} cannot be read ({e.strerror or type(e).__name__})") from None
     if len(data) > limit:  # it grew while being read
-        raise ValueError(f"{what} {quote(str(path))} has more than the {limit} bytes allowed")
+        raise ValueError(f"{what} {shown_path(path)} has more than the {limit} bytes allowed")
     return data
 
 

@@ -72,7 +72,7 @@ def policy(*replies, **options) -> LLMPolicy:
 
 
 def act(p, game: SplendorGame) -> int:
-    return p.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
+    return p.act(None, game.legal_mask(), game.policy_info(game.current_player))
 
 
 def play(p, game: SplendorGame) -> int:
@@ -299,7 +299,7 @@ def test_greedy_fallback_plays_greedys_move():
     game = fresh()
     p = policy(move(99), max_retries=0, fallback="greedy")
     greedy = make_policy("greedy", game="splendor")
-    assert act(p, game) == greedy.act(None, game.legal_mask(), {"game": game, "player": 0})
+    assert act(p, game) == greedy.act(None, game.legal_mask(), game.policy_info(0))
     assert p.moves[0].source == "fallback" and p.moves[0].illegal_replies == 1
 
 

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("openai")
 
 from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
-from tabletop_rl.agents import make_policy, parse_spec  # noqa: E402
+from tabletop_rl.agents import parse_spec  # noqa: E402
 from tabletop_rl.agents.llm.client import (  # noqa: E402
     MAX_REPLY_BYTES,
     ChatClient,
@@ -24,9 +24,9 @@ from tabletop_rl.agents.llm.client import (  # noqa: E402
     OpenAIBackend,
     RetrySettings,
 )
-from tabletop_rl.agents.llm.policy import LLMPolicy  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
+from test_llm_server_faults import act, llm  # noqa: E402
 
 #: One byte every 0.1 s: a move's ~250-byte reply takes about 25 s to drip, its headers about 15 s more.
 DRIP_EVERY_S = 0.1
@@ -44,18 +44,6 @@ def one_try_client(server: FakeOpenAIServer) -> ChatClient:
 
 def request(timeout_s: float = 5.0) -> ChatRequest:
     return ChatRequest(model="m", messages=[{"role": "user", "content": "go"}], timeout_s=timeout_s)
-
-
-def llm(server: FakeOpenAIServer, **options: object) -> LLMPolicy:
-    options = {"backoff": 0.001, "timeout": 5.0, **options}
-    spec = "llm:model=fake-model,base_url=" + server.base_url + "".join(f",{k}={v}" for k, v in options.items())
-    p = make_policy(spec, game="splendor", seed=0)
-    assert isinstance(p, LLMPolicy)
-    return p
-
-
-def act(p: LLMPolicy, game: SplendorGame) -> int:
-    return p.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
 
 
 # --- one deadline per request -----------------------------------------------------------------------

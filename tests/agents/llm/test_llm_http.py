@@ -44,7 +44,7 @@ def llm(server: FakeOpenAIServer, sleeps: list[float] | None = None, **options) 
 
 
 def act(p, game: SplendorGame) -> int:
-    return p.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
+    return p.act(None, game.legal_mask(), game.policy_info(game.current_player))
 
 
 def test_rate_limit_waits_for_retry_after_then_succeeds(server):

@@ -83,7 +83,7 @@ def test_a_short_game_against_random_has_every_move_accounted(smollm2_server):
         seat = game.current_player
         decisions += seat == 0
         policy = llm if seat == 0 else opponent
-        game.step(policy.act(None, game.legal_mask(), {"game": game, "player": seat}))
+        game.step(policy.act(None, game.legal_mask(), game.policy_info(seat)))
     totals = llm.accounting
     assert totals["moves"] == decisions > 0
     assert sum(totals[f"{source}_moves"] for source in ("llm", "planned", "forced", "fallback")) == decisions

@@ -65,7 +65,7 @@ def llm(server: FakeOpenAIServer, **options: object) -> LLMPolicy:
 
 
 def act(p: LLMPolicy, game: SplendorGame) -> int:
-    return p.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
+    return p.act(None, game.legal_mask(), game.policy_info(game.current_player))
 
 
 def arena_spec(server: FakeOpenAIServer, **options: object) -> str:

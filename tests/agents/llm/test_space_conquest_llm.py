@@ -45,7 +45,7 @@ def llm(server: FakeOpenAIServer, **options) -> ToolLLMPolicy:
 
 
 def act(p: ToolLLMPolicy, game: SpaceConquestGame, seat: int = 0):
-    return p.act(None, None, {"game": game, "player": seat})
+    return p.act(None, None, game.policy_info(seat))
 
 
 def tool_results(request: dict) -> list[str]:

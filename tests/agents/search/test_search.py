@@ -19,7 +19,7 @@ SEARCH_SPECS = ("expectiminimax:depth=3,budget_ms=0,nodes=1500", "mcts:simulatio
 
 def decide(spec: str, g: SplendorGame, seed: int = 0) -> int:
     p = g.current_player
-    return make_policy(spec, game="splendor", seed=seed).act(None, g.legal_mask(), {"game": g, "player": p})
+    return make_policy(spec, game="splendor", seed=seed).act(None, g.legal_mask(), g.policy_info(p))
 
 
 # --- hidden information ------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ def test_search_plays_only_legal_moves(spec, num_players):
             if g.is_over:
                 break
             phases.add(g.phase)
-            action = policy.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+            action = policy.act(None, g.legal_mask(), g.policy_info(g.current_player))
             assert g.legal_mask()[action]
             g.step(action)
         assert policy.stats.nodes > policy.stats.decisions  # it searched more than one node per move
@@ -119,14 +119,14 @@ def test_expectiminimax_deepens_within_its_node_budget():
     shallow = ExpectiminimaxPolicy(depth=1, budget_ms=0)
     deep = ExpectiminimaxPolicy(depth=6, budget_ms=0, nodes=3000)
     for policy in (shallow, deep):
-        policy.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+        policy.act(None, g.legal_mask(), g.policy_info(g.current_player))
     assert shallow.depth_reached == 1 and deep.depth_reached >= 2
     assert deep.stats.nodes <= 3000 and deep.stats.nodes > shallow.stats.nodes
 
 
 def test_mcts_runs_its_simulations_and_respects_a_time_budget():
     g = random_game(2, 5, plies=10)
-    info = {"game": g, "player": g.current_player}
+    info = g.policy_info(g.current_player)
     counted = MCTSPolicy(simulations=77, rollout_depth=1)
     counted.act(None, g.legal_mask(), info)
     assert counted.iterations == 77 and 1 < counted.stats.last_nodes <= 78

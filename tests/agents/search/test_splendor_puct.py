@@ -36,7 +36,7 @@ def numpy_forward(x: np.ndarray, weights: tuple, biases: tuple) -> np.ndarray:
 
 
 def decide(policy: PUCTPolicy, g: SplendorGame) -> int:
-    return policy.act(None, g.legal_mask(), {"game": g, "player": g.current_player})
+    return policy.act(None, g.legal_mask(), g.policy_info(g.current_player))
 
 
 def test_the_network_in_numba_is_the_network_in_numpy():
@@ -175,7 +175,7 @@ def test_az_default_is_the_shipped_self_play_network_and_its_raw_mode_is_ppo_on_
     for seed in range(4):
         g = random_game(2, seed, plies=4 + 5 * seed)
         seat = g.current_player
-        obs, mask, info = g.observe(seat), g.legal_mask(), {"game": g, "player": seat}
+        obs, mask, info = g.observe(seat), g.legal_mask(), g.policy_info(seat)
         assert raw.act(obs, mask, info) == ppo.act(obs, mask, info)
     default = make_policy("az:default", game="splendor")
     assert default.net.policy_weights[0].shape == (312, 256)

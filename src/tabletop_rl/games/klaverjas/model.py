@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tabletop_rl.core.files import read_regular_file
+from tabletop_rl.core.files import read_regular_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
@@ -288,7 +288,7 @@ def load(path: str | Path) -> MLP:
         meta = {"created": header["created"], **json.loads(header["training"])}
         return MLP(weights, biases, meta)
     except (OSError, KeyError, IndexError, ValueError) as e:
-        raise ValueError(f"cannot load model {quote(str(path))}: {quote(str(e))}") from None
+        raise ValueError(f"cannot load model {shown_path(path)}: {quote(str(e))}") from None
 
 
 def packaged_model_path() -> Path | None:
