@@ -3,7 +3,6 @@ terminal play driven through standard input, and replays."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import os
@@ -229,12 +228,27 @@ def test_play_space_conquest_is_handed_its_own_arguments():
     assert result.returncode == 2 and "--mode" in result.stderr
 
 
-def test_splendor_default_tournament_has_the_strongest_agent_where_torch_can_load_it():
+def test_splendor_default_tournament_has_the_strongest_agent_even_without_torch(monkeypatch, capsys):
     from tabletop_rl.cli import _default_players
 
+    for name in ("torch", "sb3_contrib", "stable_baselines3"):  # as in the base install: import raises
+        monkeypatch.setitem(sys.modules, name, None)
     baselines = ["random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200"]
-    strongest = ["az:default,simulations=200"] if importlib.util.find_spec("torch") else []
-    assert _default_players("splendor") == baselines + strongest
+    assert _default_players("splendor") == [*baselines, "az:default,simulations=200"]
+    assert capsys.readouterr().err == ""
+
+
+def test_a_default_player_that_cannot_be_built_is_named_with_the_reason_and_the_fix(monkeypatch, capsys):
+    from tabletop_rl import cli
+    from tabletop_rl.agents.splendor import default_az_model_path
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # a .pt network needs torch, unimportable here
+    checkpoint = f"az:{default_az_model_path()}"
+    monkeypatch.setitem(cli._DEFAULT_PLAYERS, "splendor", ("random", checkpoint, "greedy"))
+    assert cli._default_players("splendor") == ["random", "greedy"]
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{checkpoint} is left out of the default line-up: "), lines
+    assert "[train]" in lines[0] and "pip install" in lines[0]
 
 
 def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):

@@ -34,7 +34,7 @@ __all__ = ["main", "split_specs"]
 
 _DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; docs/arena.md says how long the default takes
 #: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets),
-#: and the strongest agent, az, where its extra ([train]: torch loads its network) is installed.
+#: and the strongest agent, az (its shipped network is plain arrays: no torch needed).
 _DEFAULT_PLAYERS = {
     "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
                  "az:default,simulations=200"),
@@ -98,7 +98,8 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                     "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
                     "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
                     "tournament of the built-in baselines (" + "; ".join(
-                        f"{game}: {', '.join(specs)}" for game, specs in _DEFAULT_PLAYERS.items()) + ").")
+                        f"{game}: {', '.join(specs)}" for game, specs in _DEFAULT_PLAYERS.items())
+                    + "); one this installation cannot build is left out, named with the reason.")
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
                    "greedy,mcts:simulations=500,random (default: the built-in baselines); name=LABEL in a spec "
@@ -137,7 +138,7 @@ def _arena(args: argparse.Namespace) -> int:
              "options": _parse_game_options(args.options) if args.options else None}
     defaults = {"games": _DEFAULT_GAMES, "seed": 0, "num_players": 2, "options": {}}
     chosen = {k: v if v is not None else old.get(k, defaults.get(k)) for k, v in given.items()}
-    if chosen["players"] is None:  # only now: making each default policy loads its model (torch, seconds)
+    if chosen["players"] is None:  # only now: making each default policy loads its model (a network, numba)
         chosen["players"] = _default_players(args.game)
     out = args.out or default_out_dir(args.game)
     try:
@@ -173,12 +174,14 @@ def _played_status(summary: dict, resume: str, prog: str) -> int:
 
 
 def _default_players(game: str) -> list[str]:
-    """The default lineup, less any policy this installation cannot build."""
+    """The default lineup, less any policy this installation cannot build; each one left out is named on stderr
+    with the reason (its error names the fix)."""
     available = []
     for spec in _DEFAULT_PLAYERS[game]:
         try:
             make_policy(spec, game=policy_game(game), seed=0)
-        except ValueError:
+        except ValueError as e:
+            print(f"{spec} is left out of the default line-up: {e}", file=sys.stderr)
             continue
         available.append(spec)
     return available
@@ -296,7 +299,7 @@ def _add_web(commands: argparse._SubParsersAction) -> None:
                     "reasoning and costs; the run's summary; and a table where you play policies, saved after every "
                     "move. The table offers only the policies you allow: the built-in ones (" + "; ".join(
                         f"{game}: {', '.join(specs)}" for game, specs in DEFAULT_POLICIES.items())
-                    + "; az only where torch, of the [train] extra, is installed) and each --allow SPEC; a request "
+                    + "; those this installation can build) and each --allow SPEC; a request "
                       "picks one of them and sets nothing else. docs/web.md.")
     p.add_argument("run", type=Path, nargs="?", metavar="RUN", help="an arena run folder or games.jsonl (default: "
                    "none, play only)")

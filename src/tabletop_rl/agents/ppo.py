@@ -13,6 +13,12 @@ Two formats, told apart by their content (both are zip files):
 Either carries the game, the number of players and the observation layout version and size. ``PPOPolicy``
 refuses a model whose metadata does not match what the game encodes now, with a one-line error.
 
+Both need torch to be read. ``export_arrays`` writes a model's networks as plain arrays, a ``.npz`` that numpy
+alone reads (``np.load(allow_pickle=False)``: no code runs): ``format`` (``ARRAYS_FORMAT``), ``meta`` (the
+metadata as JSON) and each weight under ``build_network``'s name (``pi.0.weight``, ... outputs x inputs). It plays
+as ``ppo:`` or ``az:`` like the model it came from, without torch; the shipped ``ppo:default`` and ``az:default``
+are such files.
+
 >>> policy = PPOPolicy("ppo:model.zip", path="model.zip",                  # doctest: +SKIP
 ...                    expected={"game": "splendor", "observation_version": 1})
 """
@@ -32,12 +38,14 @@ from tabletop_rl.core.files import read_regular_file, replace_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
 
-__all__ = ["CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy", "build_network",
-           "check_meta", "export_model", "is_checkpoint", "load_checkpoint", "masked_logits", "network_state",
-           "read_meta", "save_checkpoint", "save_model", "sb3_as_layers"]
+__all__ = ["ARRAYS_FORMAT", "CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy",
+           "build_network", "check_meta", "export_arrays", "export_model", "is_checkpoint", "load_checkpoint",
+           "masked_logits", "network_state", "read_meta", "save_checkpoint", "save_model", "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
+#: The ``format`` array of a network exported as plain arrays (``export_arrays``).
+ARRAYS_FORMAT = "tabletop-net/1"
 #: The logit of an illegal action: exp() of it is exactly 0 in float32, and unlike -inf it keeps
 #: ``probs * log_probs`` (the entropy) finite, so no NaN reaches the gradients.
 ILLEGAL_LOGIT = -1e8
@@ -192,9 +200,12 @@ def sb3_as_layers(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def network_state(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and the policy-and-value weights (``build_network``'s names, numpy arrays) of a ``.pt``
-    checkpoint or a MaskablePPO zip; the caller checks the metadata (``check_meta``)."""
+    checkpoint, a MaskablePPO zip or an ``export_arrays`` file (the only one read without torch); the caller
+    checks the metadata (``check_meta``)."""
     path = Path(path)
     data, names = _read_model(path)
+    if _is_arrays(names):
+        return _arrays(path, data)
     if _is_checkpoint(path, names):
         checkpoint = _checkpoint(path, data)
         return dict(checkpoint["meta"]), {k: v.numpy() for k, v in checkpoint["model"].items()}
@@ -202,6 +213,41 @@ def network_state(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarra
     _, MaskablePPO = _sb3()
     policy = MaskablePPO.load(io.BytesIO(data), device="cpu").policy
     return meta, sb3_as_layers({k: v.numpy() for k, v in policy.state_dict().items()})
+
+
+def export_arrays(model: str | Path, out: str | Path) -> Path:
+    """Write ``model``'s networks (a ``.pt`` checkpoint, a MaskablePPO zip or an exported file) to ``out`` as plain
+    arrays (a ``.npz``; the module docstring has its layout), which ``ppo:`` and ``az:`` load without torch;
+    returns the path written. Reading a ``.pt`` or a zip needs torch.
+
+    >>> export_arrays("runs/az/checkpoints/iter_600.pt", "az_600.npz")   # doctest: +SKIP
+    PosixPath('az_600.npz')
+    """
+    meta, state = network_state(model)
+    arrays: dict[str, Any] = {key: np.ascontiguousarray(value, np.float32) for key, value in state.items()}
+    arrays.update(format=np.array(ARRAYS_FORMAT), meta=np.array(json.dumps(meta, sort_keys=True)))
+    # replace_file's temporary name keeps the .npz suffix, so np.savez adds none
+    return replace_file(Path(out).with_suffix(".npz"), lambda temp: np.savez(temp, **arrays))
+
+
+def _is_arrays(names: list[str] | None) -> bool:
+    """An ``export_arrays`` file: a zip of ``.npy`` members, one of them the ``format``."""
+    return names is not None and "format.npy" in names and all(n.endswith(".npy") for n in names)
+
+
+def _arrays(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata and weights of the bytes of an ``export_arrays`` file read from ``path``."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {key: z[key] for key in z.files}
+        meta = json.loads(str(arrays.pop("meta")))
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:  # JSONDecodeError is a ValueError
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"ppo model {quote(str(path))} is not a readable array file ({quote(reason)})") from None
+    if str(arrays.pop("format")) != ARRAYS_FORMAT or not isinstance(meta, dict) \
+            or any(a.dtype.kind != "f" for a in arrays.values()):
+        raise ValueError(f"ppo model {quote(str(path))} is not a {ARRAYS_FORMAT} network of tabletop_rl")
+    return meta, arrays
 
 
 def is_checkpoint(path: Path) -> bool:
@@ -221,10 +267,12 @@ def _is_checkpoint(path: Path, names: list[str] | None) -> bool:
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
-    """The metadata of a model saved by ``save_model`` or ``save_checkpoint``; ``ValueError`` for a missing,
-    foreign or too large file."""
+    """The metadata of a model saved by ``save_model``, ``save_checkpoint`` or ``export_arrays``; ``ValueError``
+    for a missing, foreign or too large file."""
     path = Path(path)
     data, names = _read_model(path)
+    if _is_arrays(names):
+        return _arrays(path, data)[0]
     if _is_checkpoint(path, names):
         return dict(_checkpoint(path, data)["meta"])
     return _zip_meta(path, data, names)
@@ -254,9 +302,35 @@ def check_meta(meta: Mapping[str, Any], expected: Mapping[str, Any], path: str |
                              f"this version needs {key}={want!r}; retrain it with `tabletop train`")
 
 
+def _policy_layers(state: Mapping[str, np.ndarray], path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The policy MLP's (weight, bias) per layer (``pi.K``, weights outputs x inputs), checked to chain."""
+    indices = sorted(int(k.split(".")[1]) for k in state if k.startswith("pi.") and k.endswith(".weight"))
+    try:
+        layers = [(state[f"pi.{i}.weight"], state[f"pi.{i}.bias"]) for i in indices]
+    except KeyError as e:
+        raise ValueError(f"ppo model {quote(str(path))} has no bias {e} for its weights") from None
+    for k, (w, b) in enumerate(layers):
+        if w.ndim != 2 or b.shape != (w.shape[0],) or (k and w.shape[1] != layers[k - 1][0].shape[0]):
+            raise ValueError(f"ppo model {quote(str(path))} has a policy network whose layer shapes do not chain")
+    if not layers:
+        raise ValueError(f"ppo model {quote(str(path))} has no policy network ('pi' layers)")
+    return layers
+
+
+def _forward(layers: Sequence[tuple[np.ndarray, np.ndarray]], observations: np.ndarray) -> np.ndarray:
+    """``build_network``'s MLP in numpy, float32: tanh after every layer but the last."""
+    h = np.asarray(observations, np.float32)
+    for k, (w, b) in enumerate(layers):
+        h = h @ w.T + b
+        if k < len(layers) - 1:
+            h = np.tanh(h)
+    return h
+
+
 class PPOPolicy(BasePolicy):
-    """Acts with a saved model on the env's observation vector (the mask applied): an SB3 MaskablePPO zip
-    or a ``.pt`` checkpoint of the CleanRL-style trainer, told apart by content.
+    """Acts with a saved model on the env's observation vector (the mask applied): an SB3 MaskablePPO zip,
+    a ``.pt`` checkpoint of the CleanRL-style trainer or their networks exported as arrays (``export_arrays``,
+    played with numpy alone), told apart by content.
 
     ``deterministic=True`` plays the most probable legal action; otherwise it samples from the
     masked distribution with the policy's own seeded generator.
@@ -269,8 +343,14 @@ class PPOPolicy(BasePolicy):
         self.deterministic = deterministic
         self.model: Any = None  # the SB3 model, for a zip
         self.network: Any = None  # the policy MLP, for a .pt checkpoint
+        self.layers: list[tuple[np.ndarray, np.ndarray]] | None = None  # the policy MLP, for exported arrays
         data, names = _read_model(path)
-        if _is_checkpoint(path, names):
+        if _is_arrays(names):
+            self.meta, state = _arrays(path, data)
+            check_meta(self.meta, expected or {}, path)
+            self.layers = _policy_layers(state, path)
+            self._shape: tuple[int, ...] = (self.layers[0][0].shape[1],)
+        elif _is_checkpoint(path, names):
             checkpoint = _checkpoint(path, data)
             self.meta = dict(checkpoint["meta"])
             check_meta(self.meta, expected or {}, path)
@@ -284,7 +364,7 @@ class PPOPolicy(BasePolicy):
                 raise ValueError(f"ppo model {shown_path(path)} does not hold a network its metadata describes "
                                  f"({reason})") from None
             self.network = net["pi"].eval()
-            self._shape: tuple[int, ...] = (int(self.meta["observation_size"]),)
+            self._shape = (int(self.meta["observation_size"]),)
         else:
             self.meta = _zip_meta(path, data, names)
             check_meta(self.meta, expected or {}, path)
@@ -303,6 +383,12 @@ class PPOPolicy(BasePolicy):
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions for a batch of observations and masks (one forward pass); used by training's pool."""
+        if self.layers is not None:
+            logits = np.where(np.asarray(masks, np.bool_), _forward(self.layers, observations), ILLEGAL_LOGIT)
+            if self.deterministic:
+                return logits.argmax(axis=1)
+            probs = np.exp(logits.astype(np.float64) - logits.max(axis=1, keepdims=True))
+            return self._sample(probs)
         torch = self._torch
         with torch.inference_mode():
             obs = torch.as_tensor(np.asarray(observations, np.float32))
@@ -316,6 +402,10 @@ class PPOPolicy(BasePolicy):
                 if self.deterministic:
                     return dist.distribution.probs.argmax(dim=1).numpy()
                 probs = dist.distribution.probs.numpy().astype(np.float64)
+        return self._sample(probs)
+
+    def _sample(self, probs: np.ndarray) -> np.ndarray:
+        """An action per row drawn from ``probs`` (weights, not necessarily summing to 1) with the policy's rng."""
         cumulative = probs.cumsum(axis=1)
         draws = self.rng.random((len(probs), 1)) * cumulative[:, -1:]
         return (cumulative < draws).sum(axis=1)

@@ -1,10 +1,11 @@
 """Splendor's policies in the registry: ``greedy`` (``games/splendor/baselines.py``), the searches
 ``expectiminimax`` and ``mcts`` (``agents/search/splendor.py``), ``llm`` (a chat model with the Splendor
 prompt of ``agents/llm/splendor.py``) and ``ppo`` (a saved model: a ``.pt`` checkpoint of ``tabletop train
-splendor`` or a MaskablePPO zip; ``ppo:default`` is the shipped 2-player zip) and ``az`` (PUCT search guided by a
-``.pt`` policy-and-value network, ``agents/search/splendor_puct.py``; ``az:default`` is the shipped 2-player
-network trained by search-guided self-play). The registry imports this module on the first lookup for
-``splendor``.
+splendor``, a MaskablePPO zip or either exported as arrays) and ``az`` (PUCT search guided by a saved
+policy-and-value network, ``agents/search/splendor_puct.py``). ``ppo:default`` (the shipped 2-player MaskablePPO
+model) and ``az:default`` (the shipped 2-player network trained by search-guided self-play) load their networks
+from plain arrays (``agents.ppo.export_arrays``), so they play without torch. The registry imports this module on
+the first lookup for ``splendor``.
 
 >>> from tabletop_rl.agents import known_policies
 >>> [name for name in known_policies("splendor")]
@@ -27,7 +28,8 @@ from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_
 __all__ = ["default_az_model_path", "default_ppo_model_path"]
 
 #: The shipped 2-player models under ``tabletop_rl/data``: ``ppo:default`` (MaskablePPO) and ``az:default``
-#: (search-guided self-play; docs/training.md has the model cards).
+#: (search-guided self-play; docs/training.md has the model cards), as trained; each ships beside its networks as
+#: arrays (the same name, ``.npz``, written by ``agents.ppo.export_arrays``), which is what ``default`` plays.
 _DEFAULT_PPO_MODEL = "ppo_splendor_2p.zip"
 _DEFAULT_AZ_MODEL = "az_splendor_2p.pt"
 
@@ -43,8 +45,8 @@ def default_az_model_path() -> Path:
 
 
 def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
-    """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model), layout version checked."""
-    resolved = default_ppo_model_path() if path == "default" else Path(path)
+    """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model's arrays), layout version checked."""
+    resolved = default_ppo_model_path().with_suffix(".npz") if path == "default" else Path(path)
     meta = read_meta(resolved)
     expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
     check_meta(meta, expected, resolved)
@@ -56,8 +58,9 @@ def _load_az_policy(name: str, seed: int | None = None, path: str = "default", s
                     budget_ms: float | None = None, c: float = 0.4, mix: float = 0.5,
                     rollout_depth: int = 4) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
-    ``tabletop train splendor`` or a MaskablePPO zip (``az:default``: the shipped network of ``--algo az``)."""
-    resolved = default_az_model_path() if path == "default" else Path(path)
+    ``tabletop train splendor``, a MaskablePPO zip or either exported as arrays (``az:default``: the shipped
+    network of ``--algo az``, as arrays)."""
+    resolved = default_az_model_path().with_suffix(".npz") if path == "default" else Path(path)
     meta, state = network_state(resolved)
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
@@ -76,7 +79,8 @@ register_policy("splendor", "mcts", MCTSPolicy,
                  Option("rollout_depth", int, 4), Option("epsilon", float, 0.1)))  # turns; random-move rate
 # The LLM client is game-agnostic; it finds the Splendor prompt (agents/llm/splendor.py) from the game.
 register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
-# A saved model (tabletop train splendor: .pt; --algo sb3: .zip); torch (and sb3-contrib) load with it.
+# A saved model (tabletop train splendor: .pt; --algo sb3: .zip; torch and sb3-contrib load them) or its networks
+# exported as arrays (.npz, numpy alone: ppo:default).
 register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
 # alone); az:default searches with the shipped network trained by search-guided self-play. A leaf's value is

@@ -28,8 +28,8 @@ from tabletop_rl.games import GAMES, policy_game
 __all__ = ["DEFAULT_POLICIES", "MAX_SPEC_CHARS", "PolicyMenu"]
 
 #: The built-in menu: the baselines and the searches at the arena's default node budgets (a node budget, not a
-#: time budget, so a move costs the same on any machine). ``az:default`` (the shipped network) needs the [train]
-#: extra's torch and is left out without it.
+#: time budget, so a move costs the same on any machine). ``az:default`` (the shipped network) reads plain arrays,
+#: so it builds without torch.
 DEFAULT_POLICIES: dict[str, tuple[str, ...]] = {
     "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
                  "az:default,simulations=200"),
@@ -97,7 +97,7 @@ def _built(game: str, spec: str) -> str:
 @functools.cache
 def _built_by_default(game: str, spec: str) -> str | None:
     """A built-in spec, canonically spelled, when it builds here, else None (built once per process: ``az`` loads
-    torch, a few seconds)."""
+    its network)."""
     try:
         return _built(game, spec)
     except ValueError:
