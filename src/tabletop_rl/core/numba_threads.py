@@ -2,12 +2,12 @@
 
 By default OpenMP (GNU libgomp, the layer numba picks where TBB is absent) spins a thread for about 3 ms at
 every barrier before it sleeps. A vector env step is a few parallel loops of well under a millisecond each,
-so on cores shared with other processes the spinning thread takes the core from the thread it waits for, and
-two threads ran at a fifth of one; told to sleep (``OMP_WAIT_POLICY=PASSIVE``) they keep pace with one thread
-on busy cores and with two spinning threads on quiet ones (docs/benchmarks.md, "The vector env on shared
-cores"). OpenMP reads the setting once, when it is loaded, which numba does at the first parallel loop, so
-``wait_passively`` runs when ``tabletop_rl.core`` is imported. The setting lives in ``os.environ``: processes
-started later inherit it, as does any other OpenMP library this process loads afterwards.
+so on cores shared with other processes the spinning thread takes the core from the thread it waits for:
+two spinning threads ran at a twentieth of one thread, two sleeping ones (``OMP_WAIT_POLICY=PASSIVE``) at one
+to four times one thread (docs/benchmarks.md, "The vector env on shared cores"). OpenMP reads the setting
+once, when it is loaded, which numba does at the first parallel loop, so ``wait_passively`` runs when
+``tabletop_rl.core`` is imported. The setting lives in ``os.environ``: processes started later inherit it, as
+does any other OpenMP library this process loads afterwards.
 
 >>> environ = {}
 >>> wait_passively(environ)
