@@ -64,4 +64,4 @@ def test_the_table_says_when_other_work_lowers_it(monkeypatch, capsys, load, bus
     out = capsys.readouterr().out
     assert "SplendorVectorEnv(4)" in out
     assert ("load average 64.0 on 2 cores" in out) is busy
-    assert ("lower than this machine gives when it is quiet" in out) is busy
+    assert ("other work on them lowers these figures" in out) is busy

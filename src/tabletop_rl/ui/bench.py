@@ -245,5 +245,4 @@ def busy_note() -> str | None:
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load <= cores:
         return None
-    return (f"load average {load:.1f} on {cores} cores: other work shares the cores, so these figures are lower "
-            "than this machine gives when it is quiet")
+    return f"load average {load:.1f} on {cores} cores: other work on them lowers these figures"
