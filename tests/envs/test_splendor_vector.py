@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -326,3 +328,37 @@ print("done")
     env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr[-2000:]
+
+
+_WAIT_SETTING = """
+import os, numpy as np
+from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+loaded_before = any("libgomp" in line for line in open("/proc/self/maps"))
+env = SplendorVectorEnv(num_envs=4)
+env.reset(seed=0)
+import numba
+print(loaded_before, numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+
+def _wait_setting(**chosen: str) -> list[str]:
+    """(OpenMP loaded before the first step, numba's threading layer, OMP_WAIT_POLICY at the end) of a fresh
+    process whose environment holds ``chosen`` and no other OpenMP wait setting."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} | chosen
+    out = subprocess.run([sys.executable, "-c", _WAIT_SETTING], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_numbas_openmp_threads_wait_passively_unless_the_user_chose():
+    """A thread spinning at OpenMP's barrier takes the core from the one it waits for when other processes share
+    the cores (two threads then ran at a fifth of one); the package asks OpenMP to sleep instead, before numba
+    loads it, and keeps a wait setting of the user's own."""
+    assert _wait_setting() == ["False", "omp", "PASSIVE"]
+    assert _wait_setting(OMP_WAIT_POLICY="active") == ["False", "omp", "active"]
+    assert _wait_setting(GOMP_SPINCOUNT="1000") == ["False", "omp", "None"]

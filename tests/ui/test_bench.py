@@ -54,3 +54,14 @@ def test_nonsense_options_get_one_line(flag, value):
     error = result.stderr.strip().splitlines()[-1]
     assert flag in error and ("positive" in error or "not a number" in error), result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("load,busy", [(0.5, False), (64.0, True)])
+def test_the_table_says_when_other_work_lowers_it(monkeypatch, capsys, load, busy):
+    monkeypatch.setattr(bench.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    bench.main(["--seconds", "0.05", "--games", "20", "--num-envs", "4"])
+    out = capsys.readouterr().out
+    assert "SplendorVectorEnv(4)" in out
+    assert ("load average 64.0 on 2 cores" in out) is busy
+    assert ("other work on them lowers these figures" in out) is busy

@@ -236,8 +236,10 @@ class SplendorVectorEnv(VectorEnv):
     ``copy``: return arrays the env never writes again (default; observations are written straight into a
     new array each step); ``copy=False`` returns the env's own buffers, valid until the next ``step`` (as
     gymnasium's ``SyncVectorEnv(copy=False)``), which saves an allocation and the mask copy per step.
-    ``parallel``: step the games on numba's threads (``numba.set_num_threads``); turn it off on a
-    machine whose cores are busy with other work, where waiting for a descheduled thread costs more.
+    ``parallel``: step the games on numba's threads (``numba.set_num_threads``), which sleep between loops
+    (``core/numba_threads.py``) so that cores shared with other work slow them no more than one thread;
+    ``parallel=False`` keeps every kernel on the calling thread, for a process that steps envs from threads
+    of its own or leaves the other cores to a learner.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}

@@ -29,8 +29,9 @@ from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
 
-__all__ = ["aec_steps_per_second", "batched", "compile_times", "gym_steps_per_second", "main", "print_markdown",
-           "print_table", "python_api", "random_legal_actions", "steps_per_second", "vector_steps_per_second"]
+__all__ = ["aec_steps_per_second", "batched", "busy_note", "compile_times", "gym_steps_per_second", "main",
+           "print_markdown", "print_table", "python_api", "random_legal_actions", "steps_per_second",
+           "vector_steps_per_second"]
 
 _FIRST_STEP = (
     "import time; t=time.perf_counter(); from tabletop_rl import SplendorGame; "
@@ -160,10 +161,11 @@ def random_legal_actions(masks, draws, actions):
         actions[i] = pick_legal(masks[i], draws[i] % masks[i].sum())
 
 
-def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True) -> float:
+def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True,
+                            parallel: bool = True) -> float:
     """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
     30 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
-    env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy)
+    env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy, parallel=parallel)
     _obs, info = env.reset(seed=0)
     draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))
     actions = np.zeros(num_envs, np.int64)
@@ -229,3 +231,18 @@ def main(argv: list[str] | None = None) -> None:
          f"{vector_steps_per_second(args.num_envs, 'random', args.seconds):,.0f} env-steps/s"),
     ]
     print_table(("measure", "value"), rows)
+    note = busy_note()
+    if note:
+        print(f"\n{note}")
+
+
+def busy_note() -> str | None:
+    """A line saying that other work lowers the figures, when the 1-minute load average is above the core count.
+
+    >>> busy_note() is None or "load average" in busy_note()
+    True
+    """
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load <= cores:
+        return None
+    return f"load average {load:.1f} on {cores} cores: other work on them lowers these figures"
