@@ -1,9 +1,11 @@
 """The ``tabletop`` commands of README.md and docs/*.md cannot rot: each one in a ```bash block (or a fence with no
 language) parses with the command's own parser, the cheap ones run, and no two pages write the same run folder
-(so one page's commands never resume another's run). The conventions: docs/architecture.md, "Testing the docs"."""
+(so one page's commands never resume another's run); docs/klaverjas.md's sample answers are the service's answers
+to its requests. The conventions: docs/architecture.md, "Testing the docs"."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -11,7 +13,7 @@ import sys
 
 import pytest
 
-from doc_blocks import blocks, commands
+from doc_blocks import ROOT, blocks, commands
 from tabletop_rl import cli
 
 SHELL = [(block, command) for block in blocks("bash", "") for command in commands(block)
@@ -55,3 +57,23 @@ def test_no_two_pages_write_the_same_run_folder():
             writers.setdefault(out[1], set()).add(block.page)
     shared = {folder: sorted(pages) for folder, pages in writers.items() if len(pages) > 1}
     assert not shared, shared
+
+
+def test_the_klaverjas_service_answers_the_pages_requests_as_shown():
+    pytest.importorskip("fastapi", reason="needs pip install -e \".[serve]\"")
+    pytest.importorskip("httpx", reason="needs pip install -e \".[serve]\"")
+    from fastapi.testclient import TestClient
+
+    from tabletop_rl.ui.klaverjas_service import create_app
+
+    page = [ROOT / "docs" / "klaverjas.md"]
+    words = [word for block in blocks("bash", pages=page) if "curl " in block.code for word in shlex.split(block.code)]
+    requests = [json.loads(data) for flag, data in zip(words, words[1:]) if flag == "-d"]
+    shown = next(block.code for block in blocks("text", pages=page) if block.code.startswith('{"bestCard"'))
+    answers, at, decoder = [], 0, json.JSONDecoder()
+    while shown[at:].strip():
+        answer, at = decoder.raw_decode(shown, len(shown) - len(shown[at:].lstrip()))
+        answers.append(answer)
+    assert len(requests) == len(answers) == 2
+    client = TestClient(create_app())
+    assert [client.post("/v1/best-card", json=request).json() for request in requests] == answers
