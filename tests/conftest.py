@@ -24,7 +24,7 @@ if HELPERS not in sys.path:
 # The files that take longest (from an empty numba cache, as in CI), started first so that the two worker
 # processes end together: xdist hands out whole files (`--dist loadfile`) in collection order
 # (`--no-loadscope-reorder`), and a long file started last ran alone for up to a minute.
-LONGEST_FIRST = ("test_cli.py", "test_doctests.py", "test_typecheck.py", "arena/test_ray_arena.py",
+LONGEST_FIRST = ("test_cli.py", "test_docs.py", "test_doctests.py", "test_typecheck.py", "arena/test_ray_arena.py",
                  "ui/test_terminal.py")
 
 

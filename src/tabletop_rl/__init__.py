@@ -4,7 +4,9 @@ The public surface, the same for every game: the games (``SplendorGame``, ``Klav
 ``SpaceConquestGame``, each a ``Game``), their PettingZoo envs (``splendor_env``, ``klaverjas_env``,
 ``space_conquest_env``), the Gymnasium envs (``SplendorGymEnv``, ``KlaverjasGymEnv``, also through
 ``gymnasium.make("tabletop_rl/Splendor-v0")``), Splendor's batched ``SplendorVectorEnv``, and the one
-``IllegalActionError``. Everything else lives in the layers below (docs/architecture.md).
+``IllegalActionError``; ``TabletopAEC`` (the unwrapped AEC env of any turn-based game), Space Conquest's
+turn-order ``space_conquest_aec_env`` and Splendor's ``observation_layout``. Everything else lives in the layers
+below (docs/architecture.md).
 
 >>> from tabletop_rl import splendor_env
 >>> env = splendor_env(num_players=2)
@@ -13,7 +15,7 @@ The public surface, the same for every game: the games (``SplendorGame``, ``Klav
 from importlib import import_module
 
 from tabletop_rl.core.game import Game, IllegalActionError
-from tabletop_rl.envs.aec import klaverjas_env, splendor_env
+from tabletop_rl.envs.aec import TabletopAEC, klaverjas_env, splendor_env
 from tabletop_rl.envs.extras import register_on_import as _register_on_import
 from tabletop_rl.envs.gym import KlaverjasGymEnv, SplendorGymEnv
 from tabletop_rl.envs.gym import register_envs as _register_envs
@@ -29,9 +31,11 @@ __version__ = "0.1.0"
 # The other games' modules load on first use, so `import tabletop_rl` stays quick.
 _LAZY = {"KlaverjasGame": "tabletop_rl.games.klaverjas.game",
          "SpaceConquestGame": "tabletop_rl.games.space_conquest.game",
-         "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel"}
+         "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel",
+         "space_conquest_aec_env": "tabletop_rl.envs.space_conquest_parallel",
+         "observation_layout": "tabletop_rl.games.splendor.observe"}
 __all__ = ["Game", "IllegalActionError", "KlaverjasGymEnv", "SplendorGame", "SplendorGymEnv", "SplendorVectorEnv",
-           "__version__", "klaverjas_env", "splendor_env", *_LAZY]
+           "TabletopAEC", "__version__", "klaverjas_env", "splendor_env", *_LAZY]
 
 
 def __getattr__(name: str) -> object:
