@@ -19,6 +19,7 @@ import pytest
 
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
+from tabletop_rl.core.extras import install_hint
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.ui.terminal import replay_terminal
 
@@ -303,6 +304,7 @@ def test_training_without_the_train_extra_names_it_in_one_line(tmp_path, args):
     lines = result.stderr.strip().splitlines()
     assert result.returncode != 0 and len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr and "[train]" in lines[0] and 'pip install -e ".[train]"' in lines[0]
+    assert install_hint("train") in lines[0]
 
 
 def test_serve_help_shows_the_service_help():

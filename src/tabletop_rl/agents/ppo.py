@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.extras import missing_extra
 from tabletop_rl.core.files import read_regular_file, replace_file
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
@@ -52,8 +53,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as e:
-        raise ValueError(f"ppo policies need the [train] extra: pip install 'tabletop-rl[train]' ({e.name} missing)")\
-            from None
+        raise ValueError(missing_extra(e.name or "torch", "a ppo policy", "train")) from None
     return torch
 
 
@@ -62,8 +62,7 @@ def _sb3() -> tuple[Any, Any]:
         import torch
         from sb3_contrib import MaskablePPO
     except ImportError as e:
-        raise ValueError(f"ppo policies need the [train] extra: pip install 'tabletop-rl[train]' ({e.name} missing)")\
-            from None
+        raise ValueError(missing_extra(e.name or "sb3_contrib", "a ppo policy", "train")) from None
     return torch, MaskablePPO
 
 
