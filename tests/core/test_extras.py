@@ -49,3 +49,11 @@ def test_an_llm_player_without_openai_shows_the_llm_install_command(monkeypatch)
     with pytest.raises(ValueError) as error:
         OpenAIBackend("http://127.0.0.1:9/v1", api_key="none")
     assert str(error.value).endswith(install_hint("llm")) and "[llm]" in str(error.value)
+
+
+def test_the_readme_and_ci_install_torch_as_the_messages_say():
+    root = SRC.parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f'{TORCH_CPU_INSTALL}\npip install -e ".[train]"' in readme
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert TORCH_CPU_INSTALL.removeprefix("pip install ") in ci
