@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from extra_skips import needs
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
 from tabletop_rl.core.extras import install_hint
@@ -330,7 +331,7 @@ def test_non_positive_games_is_refused_in_one_line(tmp_path, command, games):
 
 
 def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tmp_path):
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     result = tabletop("train", "splendor", "--steps", "20", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32",
                       "--eval-games", "2", "--eval-every", "1000000", "--checkpoint-every", "1000000",
                       "--out", str(tmp_path / "run"), cwd=tmp_path, timeout=300)
@@ -359,7 +360,7 @@ def test_a_cold_first_run_says_it_compiles_and_keeps_compiling_out_of_the_timing
 
 
 def test_a_policy_that_cannot_play_the_player_count_is_refused_before_the_first_game(tmp_path):
-    pytest.importorskip("sb3_contrib")  # ppo:default, a two-player model
+    needs("sb3_contrib")  # ppo:default, a two-player model
     out = tmp_path / "run"
     result = tabletop("arena", "splendor", "--players", "ppo:default,random,greedy", "--num-players", "3",
                       "--games", "3", "--out", str(out))
@@ -400,7 +401,7 @@ def test_a_run_where_every_game_crashed_exits_non_zero_with_the_first_crash_and_
 
 
 def test_llm_specs_that_differ_only_by_temperature_are_told_apart_in_the_table(tmp_path):
-    pytest.importorskip("openai")
+    needs("openai")
     from fake_openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:
