@@ -53,7 +53,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as e:
-        raise ValueError(missing_extra(e.name or "torch", "a ppo policy", "train")) from None
+        raise ValueError(missing_extra(e.name or "torch", "a policy with a network (ppo, az)", "train")) from None
     return torch
 
 
@@ -62,7 +62,7 @@ def _sb3() -> tuple[Any, Any]:
         import torch
         from sb3_contrib import MaskablePPO
     except ImportError as e:
-        raise ValueError(missing_extra(e.name or "sb3_contrib", "a ppo policy", "train")) from None
+        raise ValueError(missing_extra(e.name or "sb3_contrib", "a policy with a network (ppo, az)", "train")) from None
     return torch, MaskablePPO
 
 
