@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tabletop_rl.arena import format_table, run_arena
+from tabletop_rl.core.extras import TRAIN_MODULES, missing_extra
 from tabletop_rl.train.splendor_ppo import TrainConfig, train
 
 
@@ -58,11 +59,10 @@ if __name__ == "__main__":  # the guard matters: the arena's worker processes im
     try:
         final = train(config)
     except ModuleNotFoundError as e:  # the [train] extra is missing: one line, not a traceback
-        if (e.name or "").split(".")[0] not in ("torch", "stable_baselines3", "sb3_contrib"):
+        module = (e.name or "").split(".")[0]
+        if module not in TRAIN_MODULES:
             raise
-        sys.exit(f"ppo_selfplay.py: error: {e.name} is not installed; this needs the [train] extra: "
-                 'pip install -e ".[train]" (CPU-only machines: install torch==2.13.0, CPU build, first; '
-                 "see the README)")
+        sys.exit(f"ppo_selfplay.py: error: {missing_extra(module, 'ppo_selfplay.py', 'train')}")
     print(f"trained model: {final}")
 
     # 2. Tournament: the model (as the policy spec "ppo:PATH") against the baselines, every pairing.

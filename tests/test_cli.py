@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from extra_skips import needs
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
+from tabletop_rl.core.extras import install_hint
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.ui.terminal import replay_terminal
 
@@ -317,6 +319,7 @@ def test_training_without_the_train_extra_names_it_in_one_line(tmp_path, args):
     lines = result.stderr.strip().splitlines()
     assert result.returncode != 0 and len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr and "[train]" in lines[0] and 'pip install -e ".[train]"' in lines[0]
+    assert install_hint("train") in lines[0]
 
 
 def test_serve_help_shows_the_service_help():
@@ -342,7 +345,7 @@ def test_non_positive_games_is_refused_in_one_line(tmp_path, command, games):
 
 
 def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tmp_path):
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     result = tabletop("train", "splendor", "--steps", "20", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32",
                       "--eval-games", "2", "--eval-every", "1000000", "--checkpoint-every", "1000000",
                       "--out", str(tmp_path / "run"), cwd=tmp_path, timeout=300)
@@ -371,7 +374,7 @@ def test_a_cold_first_run_says_it_compiles_and_keeps_compiling_out_of_the_timing
 
 
 def test_a_policy_that_cannot_play_the_player_count_is_refused_before_the_first_game(tmp_path):
-    pytest.importorskip("sb3_contrib")  # ppo:default, a two-player model
+    needs("sb3_contrib")  # ppo:default, a two-player model
     out = tmp_path / "run"
     result = tabletop("arena", "splendor", "--players", "ppo:default,random,greedy", "--num-players", "3",
                       "--games", "3", "--out", str(out))
@@ -412,7 +415,7 @@ def test_a_run_where_every_game_crashed_exits_non_zero_with_the_first_crash_and_
 
 
 def test_llm_specs_that_differ_only_by_temperature_are_told_apart_in_the_table(tmp_path):
-    pytest.importorskip("openai")
+    needs("openai")
     from fake_openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:

@@ -9,6 +9,7 @@ import pkgutil
 import pytest
 
 import tabletop_rl
+from extra_skips import needs
 
 MODULES = sorted(m.name for m in pkgutil.walk_packages(tabletop_rl.__path__, "tabletop_rl."))
 
@@ -20,6 +21,6 @@ def test_docstring_examples(name):
     except ModuleNotFoundError as e:  # a module of an extra that is not installed
         if e.name.split(".")[0] == "tabletop_rl":
             raise
-        pytest.skip(f"{name} needs {e.name}")
+        needs(e.name)  # skips, naming the extra
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples in {name} failed"

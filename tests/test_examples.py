@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from extra_skips import needs
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RATE = r"(?P<rate>\d+(?:\.\d+)?)"
 
@@ -52,9 +54,9 @@ def test_every_example_has_a_case():
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(CASES)])
 def test_example_runs(name, tmp_path):
-    knobs, pattern, needs = CASES[name]
-    for module in needs:
-        pytest.importorskip(module)
+    knobs, pattern, modules = CASES[name]
+    for module in modules:
+        needs(module)
     command = [sys.executable, str(EXAMPLES / name), *(k.format(tmp=tmp_path) for k in knobs)]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr

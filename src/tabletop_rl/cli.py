@@ -23,6 +23,7 @@ from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
 from tabletop_rl.arena.runner import BACKENDS
+from tabletop_rl.core.extras import TRAIN_MODULES, missing_extra
 from tabletop_rl.games import GAMES, game_class, policy_game
 from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_distill, splendor_ppo
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
@@ -46,10 +47,6 @@ _DEFAULT_PLAYERS = {
 _TERMINAL_GAMES = ("splendor",)
 #: Terminal games with their own arguments (``tabletop play <game> --help``), run through ``_DELEGATED``.
 _DELEGATED_TERMINAL_GAMES = ("space-conquest",)
-#: The modules of the [train] extra; a missing one is named in one line, not a traceback.
-_TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
-_TRAIN_EXTRA_HINT = 'needs the [train] extra: pip install -e ".[train]" (CPU-only machines: install torch==2.13.0, ' \
-                   'CPU build, first; see the README)'
 _DEFAULT_JOBS = 2
 
 
@@ -66,7 +63,7 @@ def _check_games(games: int | None) -> None:
 def _missing_train_extra(error: ModuleNotFoundError) -> str | None:
     """The one-line message for a module of the [train] extra that is not installed, else None."""
     name = (error.name or "").split(".")[0]
-    return f"{name} is not installed; this {_TRAIN_EXTRA_HINT}" if name in _TRAIN_MODULES else None
+    return missing_extra(name, "tabletop train", "train") if name in TRAIN_MODULES else None
 
 
 def _parse_game_options(text: str) -> dict[str, object]:
@@ -323,8 +320,7 @@ def _web(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] not in _WEB_MODULES:
             raise
-        print(f'{args.prog}: error: {e.name} is not installed; tabletop web needs the [web] extra: pip install -e '
-              f'".[web]"', file=sys.stderr)
+        print(f"{args.prog}: error: {missing_extra(e.name or 'fastapi', 'tabletop web', 'web')}", file=sys.stderr)
         return 1
     status: int = app.serve(args.run, saves=args.saves, host=args.host, port=args.port, allow_remote=args.allow_remote,
                             allow=args.allow)

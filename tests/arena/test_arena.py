@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tabletop_rl.agents.registry as agents_registry
+from extra_skips import needs
 from fake_openai_server import Answer, FakeOpenAIServer
 from tabletop_rl.agents import BasePolicy, Option, PolicyEntry, known_policies, parse_spec
 from tabletop_rl.arena import load_games, play_match, run_arena, schedule, summarize
@@ -370,7 +371,7 @@ def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
                                 text="the heuristic's plan")
         return Answer.calls(("get_observation", {}))
 
-    pytest.importorskip("openai")
+    needs("openai")
     with FakeOpenAIServer(look_then_submit) as server:
         llm = parse_spec(f"llm:model=fake,base_url={server.base_url},net_retries=0", "space_conquest").text
         summary = run_arena("space-conquest", players=[llm, "heuristic"], games=2, jobs=2, out=tmp_path,

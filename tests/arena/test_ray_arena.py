@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from extra_skips import needs
+
 # Read by Ray when it is imported: a local instance then binds to 127.0.0.1 only, and nothing leaves the machine.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-ray = pytest.importorskip("ray")
-pytest.importorskip("openai")
+ray = needs("ray")
+needs("openai")
 pytestmark = pytest.mark.ray
 
 import tabletop_rl.arena as arena  # noqa: E402

@@ -12,6 +12,7 @@ from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
 
 import tabletop_rl  # noqa: F401  (registers the env)
+from extra_skips import needs
 from positions import position
 from tabletop_rl.envs.gym import ENV_ID, SplendorGymEnv
 from tabletop_rl.games.splendor import rules as R
@@ -39,7 +40,7 @@ def test_check_env(n):
 
 
 def test_stable_baselines3_checks_the_default_env():
-    sb3_check_env = pytest.importorskip("stable_baselines3.common.env_checker").check_env
+    sb3_check_env = needs("stable_baselines3.common.env_checker").check_env
     sb3_check_env(gym.make(ENV_ID).unwrapped)
 
 

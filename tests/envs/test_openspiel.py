@@ -8,7 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-pyspiel = pytest.importorskip("pyspiel")
+from extra_skips import needs
+
+pyspiel = needs("pyspiel")
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
 from tabletop_rl.envs.openspiel import GAME_NAME, NOBLE_OUTCOME  # noqa: E402

@@ -7,10 +7,12 @@ import os
 import numpy as np
 import pytest
 
+from extra_skips import needs
+
 pytestmark = pytest.mark.ray
 # Ray reads this when it is imported: without it Ray resolves 127.0.0.1 to the machine's own address.
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-pytest.importorskip("ray")
+needs("ray")
 
 import ray  # noqa: E402
 from ray.rllib.env.vector.sync_vector_multi_agent_env import SyncVectorMultiAgentEnv  # noqa: E402

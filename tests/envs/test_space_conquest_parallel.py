@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 
+from extra_skips import needs
 from tabletop_rl.envs.space_conquest_parallel import space_conquest_aec_env, space_conquest_env
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import plan_orders, policy_orders
@@ -236,7 +237,7 @@ class VersusHeuristic(gymnasium.Env):
 
 
 def test_maskable_ppo_trains_on_the_action_space_and_keeps_to_the_mask():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    sb3_contrib = needs("sb3_contrib")
     env = VersusHeuristic()
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(128)

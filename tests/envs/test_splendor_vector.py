@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from extra_skips import needs
 from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import IllegalActionError, SplendorGame
@@ -183,7 +184,7 @@ def test_greedy_opponent_runs_inside_numba():
 
 @pytest.mark.train
 def test_maskable_ppo_trains_on_the_sb3_adapter():
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     import torch
     from sb3_contrib import MaskablePPO
 

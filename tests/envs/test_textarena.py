@@ -8,7 +8,9 @@ import re
 
 import pytest
 
-ta = pytest.importorskip("textarena")
+from extra_skips import needs
+
+ta = needs("textarena")
 import tabletop_rl  # noqa: E402,F401  (registers Splendor-v0 with the textarena imported above)
 
 pytestmark = pytest.mark.textarena

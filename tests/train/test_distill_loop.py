@@ -12,7 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from extra_skips import needs
+
+torch = needs("torch")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import load_checkpoint  # noqa: E402

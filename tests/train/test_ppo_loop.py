@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch")
+from extra_skips import needs
+
+torch = needs("torch")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import load_checkpoint, save_checkpoint  # noqa: E402

@@ -9,7 +9,9 @@ import zipfile
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from extra_skips import needs
+
+needs("sb3_contrib")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import META_FILE  # noqa: E402

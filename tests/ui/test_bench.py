@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -12,37 +11,50 @@ from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.ui import bench
 
 
-class _SlowFirstStep(SplendorVectorEnv):
-    """A vector env whose first step takes 0.5 s, as loading compiled kernels does on a cold start."""
+class _Clock:
+    """A stand-in for ``time`` in the bench module: it reads what the calls measured have advanced it by, so a
+    measurement's result is exact and never depends on how busy the machine is."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._first = True
+    def __init__(self) -> None:
+        self.now = 0.0
 
-    def step(self, actions):
-        if self._first:
-            self._first = False
-            time.sleep(0.5)
-        return super().step(actions)
+    def perf_counter(self) -> float:
+        return self.now
+
+
+#: The first call takes this long on the clock (loading compiled kernels on a cold start), every later one 1 s.
+WARM_UP_SECONDS = 100.0
+
+
+def _clocked_vector_env(clock: _Clock) -> type[SplendorVectorEnv]:
+    class SlowFirstStep(SplendorVectorEnv):
+        """A vector env whose first step takes WARM_UP_SECONDS on ``clock`` and every later one a second."""
+
+        def step(self, actions):
+            clock.now += 1.0 if clock.now else WARM_UP_SECONDS
+            return super().step(actions)
+
+    return SlowFirstStep
 
 
 def test_a_short_vector_measurement_leaves_the_warm_up_out(monkeypatch):
-    # Before the fix the first (slow) step fell inside the window: at most 4 env-steps in 0.5 s, so about 8
-    # env-steps/s; left out, a busy machine still gives thousands. The bound sits far from both.
-    monkeypatch.setattr(bench, "SplendorVectorEnv", _SlowFirstStep)
-    assert bench.vector_steps_per_second(4, "random", 0.2) > 100
+    clock = _Clock()
+    monkeypatch.setattr(bench, "time", clock)
+    monkeypatch.setattr(bench, "SplendorVectorEnv", _clocked_vector_env(clock))
+    # 3 s of 1 s batches of 4 env-steps after the warm-up: 4 env-steps/s; with the warm-up inside, 4 in 100 s
+    assert bench.vector_steps_per_second(4, "random", 3.0) == 4.0
+    assert clock.now == WARM_UP_SECONDS + 3
 
 
-def test_every_env_measurement_leaves_a_slow_first_call_out():
-    calls = []
+def test_every_env_measurement_leaves_a_slow_first_call_out(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(bench, "time", clock)
 
     def run() -> int:
-        calls.append(1)
-        if len(calls) == 1:
-            time.sleep(0.5)
+        clock.now += 1.0 if clock.now else WARM_UP_SECONDS
         return 10
 
-    assert bench.steps_per_second(run, 0.2) > 200  # 20 steps/s with the slow call inside the window
+    assert bench.steps_per_second(run, 2.0) == 10.0  # 10 steps/s; with the slow call inside, 20 in 101 s
 
 
 @pytest.mark.parametrize("flag,value", [("--seconds", "0"), ("--seconds", "-1"), ("--games", "0"),

@@ -11,8 +11,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
-uvicorn = pytest.importorskip("uvicorn")
+from extra_skips import needs
+
+httpx = needs("httpx")
+uvicorn = needs("uvicorn")
 
 from tabletop_rl.games.klaverjas import rules as R  # noqa: E402
 from tabletop_rl.ui import klaverjas_service  # noqa: E402

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("uvicorn")
+from extra_skips import needs
+
+httpx = needs("httpx")
+needs("uvicorn")
 
 _STARTUP_S = 180  # a cold numba cache compiles the kernels for a while on a busy machine
 _URL_LINE = re.compile(r"^Klaverjas best-card service on (http://127\.0\.0\.1:(\d+)) \(docs: \1/docs\)$")

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi", reason="needs the [web] extra: pip install -e '.[web]'")
-pytest.importorskip("httpx", reason="needs the [web] extra: pip install -e '.[web]'")
+from extra_skips import needs
+
+needs("fastapi")
+needs("httpx", "web")
 
 from fastapi.testclient import TestClient  # noqa: E402
 

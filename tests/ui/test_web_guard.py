@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi", reason="needs the [web] extra: pip install -e '.[web]'")
-pytest.importorskip("httpx", reason="needs the [web] extra: pip install -e '.[web]'")
+from extra_skips import needs
+
+needs("fastapi")
+needs("httpx", "web")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
@@ -112,7 +114,7 @@ def test_the_menu_offers_the_built_in_policies_and_what_the_operator_allows(tmp_
 def test_an_llm_the_operator_allows_is_picked_by_its_spec_and_uses_the_operators_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("openai")
+    needs("openai")
     monkeypatch.setenv(SECRET_ENV, "operator-key")
     with FakeOpenAIServer() as server:
         allowed = f"llm:model=m,base_url={server.base_url},backoff=0.001,api_key_env={SECRET_ENV}"

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from tabletop_rl.core.extras import missing_extra
 from tabletop_rl.core.files import read_regular_file, replace_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
@@ -60,8 +61,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as e:
-        raise ValueError(f"ppo policies need the [train] extra: pip install 'tabletop-rl[train]' ({e.name} missing)")\
-            from None
+        raise ValueError(missing_extra(e.name or "torch", "a policy with a network (ppo, az)", "train")) from None
     return torch
 
 
@@ -70,8 +70,7 @@ def _sb3() -> tuple[Any, Any]:
         import torch
         from sb3_contrib import MaskablePPO
     except ImportError as e:
-        raise ValueError(f"ppo policies need the [train] extra: pip install 'tabletop-rl[train]' ({e.name} missing)")\
-            from None
+        raise ValueError(missing_extra(e.name or "sb3_contrib", "a policy with a network (ppo, az)", "train")) from None
     return torch, MaskablePPO
 
 

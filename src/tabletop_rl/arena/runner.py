@@ -33,6 +33,7 @@ from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 from tabletop_rl.arena.warmup import check_policies, warm_policy
+from tabletop_rl.core.extras import install_hint
 from tabletop_rl.core.game import policy_answer, step_entry
 from tabletop_rl.games import check_options, game_class, policy_game
 
@@ -236,7 +237,7 @@ def _games_on(backend: str, address: str | None, game: str, specs: list[str], ll
     except ModuleNotFoundError as e:
         if (e.name or "").partition(".")[0] != "ray":
             raise
-        raise ValueError('backend ray needs Ray, which is not installed: pip install -e ".[ray]"') from None
+        raise ValueError(f"backend ray needs Ray, which is not installed: {install_hint('ray')}") from None
     return ray_backend.ray_games(address, game, specs, llm, play_match, stream)
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from extra_skips import needs
+
 pytestmark = pytest.mark.llm_local
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -38,7 +40,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def smollm2_server(tmp_path_factory):
-    pytest.importorskip("openai")
+    needs("openai")
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
         pytest.skip("llama-cpp-python[server] is not installed")
     model, port = _model_path(), _free_port()

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("openai")
+from extra_skips import needs
+
+needs("openai")
 
 from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
 from tabletop_rl.agents import make_policy, parse_spec  # noqa: E402

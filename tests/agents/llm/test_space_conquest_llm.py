@@ -16,7 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("openai")
+from extra_skips import needs
+
+needs("openai")
 
 from fake_openai_server import Answer, FakeOpenAIServer  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402

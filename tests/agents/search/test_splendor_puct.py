@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from extra_skips import needs
 from positions import hidden_variant, random_game
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.search.splendor_puct import (
@@ -127,7 +128,7 @@ def test_layers_that_do_not_chain_are_refused():
 
 
 def test_a_torch_state_dict_converts_to_the_same_network():
-    torch = pytest.importorskip("torch")
+    torch = needs("torch")
     from tabletop_rl.agents.ppo import build_network
 
     network = build_network(312, [16, 8], R.NUM_ACTIONS)
@@ -141,7 +142,7 @@ def test_a_torch_state_dict_converts_to_the_same_network():
 
 
 def test_az_loads_a_checkpoint_of_the_ppo_loop_and_refuses_what_it_cannot_search(tmp_path):
-    pytest.importorskip("torch")
+    needs("torch")
     from tabletop_rl.agents.ppo import build_network, save_checkpoint
     from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION
 
@@ -162,7 +163,7 @@ def test_az_loads_a_checkpoint_of_the_ppo_loop_and_refuses_what_it_cannot_search
 
 
 def test_az_default_is_the_shipped_self_play_network_and_its_raw_mode_is_ppo_on_the_same_file():
-    pytest.importorskip("torch")
+    needs("torch")
     from tabletop_rl.agents.ppo import load_checkpoint
     from tabletop_rl.agents.splendor import default_az_model_path
     from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION
@@ -264,7 +265,7 @@ def test_the_blend_plays_whole_games_of_legal_moves_for_three_players():
 
 
 def test_az_takes_the_blend_as_spec_options():
-    pytest.importorskip("torch")
+    needs("torch")
     policy = make_policy("az:default,simulations=20,mix=0.25,rollout_depth=3", game="splendor", seed=1)
     assert (policy.mix, policy.rollout_depth, policy.simulations) == (0.25, 3, 20)
     with pytest.raises(ValueError, match="mix must be in"):

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from extra_skips import needs
 from positions import game, position
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.picture import HEIGHT, WIDTH, render_rgb
@@ -132,7 +133,7 @@ def test_bad_viewer_is_refused(viewer):
 
 
 def test_gymnasium_record_video_writes_a_video_of_an_episode(tmp_path):
-    pytest.importorskip("moviepy")
+    needs("moviepy")
     import gymnasium
     from gymnasium.wrappers import RecordVideo
 

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from tabletop_rl.core.extras import missing_extra
 from tabletop_rl.core.files import replace_file
 
 __all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "MAX_REPLY_BYTES", "PROVIDER_KEY_HOSTS", "ChatBackend",
@@ -282,7 +283,7 @@ class OpenAIBackend:
         try:
             import openai
         except ModuleNotFoundError:
-            raise ValueError("LLM players need the openai package: pip install 'tabletop-rl[llm]'") from None
+            raise ValueError(missing_extra("openai", "an LLM player", "llm")) from None
         from tabletop_rl.agents.llm import transport  # needs httpx, which comes with openai
 
         self._openai = openai
