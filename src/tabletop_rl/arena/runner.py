@@ -28,12 +28,12 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
 from tabletop_rl.arena.labels import check_labels
-from tabletop_rl.arena.progress import Progress
 from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 from tabletop_rl.arena.warmup import check_policies, warm_policy
 from tabletop_rl.core.game import policy_answer, step_entry
+from tabletop_rl.core.progress import Progress
 from tabletop_rl.games import check_options, game_class, policy_game
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
