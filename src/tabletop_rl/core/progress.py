@@ -15,12 +15,13 @@ True
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Callable
 from typing import IO
 
-__all__ = ["COLUMNS", "Progress"]
+__all__ = ["COLUMNS", "Progress", "ignore_interrupt"]
 
 #: The widest a line gets: one column short of a classic 80-column terminal, where a full last column wraps.
 COLUMNS = 79
@@ -93,6 +94,13 @@ class Progress:
         if self.settled_at is None or measured <= 0:
             return ", estimating"
         return f", {_clock((now - self.settled_at) / measured * (self.total - self.done))} left"
+
+
+def ignore_interrupt() -> None:
+    """The initializer of a long command's worker processes: Ctrl-C reaches the whole process group, and the
+    parent alone answers it (it stops the pool, keeps what finished and prints how to go on), so no worker
+    prints a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _count(n: int) -> str:
