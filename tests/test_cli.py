@@ -350,7 +350,7 @@ def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tm
                       "--eval-games", "2", "--eval-every", "1000000", "--checkpoint-every", "1000000",
                       "--out", str(tmp_path / "run"), cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
-    shown = re.findall(r"([\d,]+) / ([\d,]+) steps", result.stderr)
+    shown = re.findall(r"steps ([\d,]+)/([\d,]+) \[", result.stderr)
     assert shown and all(target == "32" for _, target in shown), result.stderr  # 20 rounded up to 2 x 16
     assert shown[-1][0] == "32" and "--steps 20 rounded up to 32" in result.stderr
     assert "rounded up to whole rollouts" in tabletop("train", "--help").stdout
@@ -452,3 +452,13 @@ def test_an_arena_with_its_players_named_builds_no_default_lineup(tmp_path, monk
     assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 0
     assert main(["arena", "splendor", "--out", str(out), "--resume"]) == 0  # its players come from its config
     assert len(load_games(out)) == 2 and "random vs greedy" in capsys.readouterr().out
+
+
+def test_an_interrupted_arena_prints_the_command_that_resumes_it(tmp_path, monkeypatch, capsys):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("tabletop_rl.cli.run_arena", interrupt)
+    out = tmp_path / "run"
+    assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip().endswith(f"Continue with: tabletop arena splendor --out {out} --resume")

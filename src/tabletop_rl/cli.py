@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import importlib
 import os
+import shlex
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -353,6 +354,9 @@ _TRAINERS: dict[str, tuple[type, Callable[[Any], Path]]] = {
 
 #: What each trainer's final model plays as, for the last line of ``tabletop train``.
 _SEARCH_TRAINERS = ("az", "distill")
+#: The checkpoints in OUT/checkpoints that ``--resume`` continues from, by trainer (distill resumes by running
+#: again: the games it labelled are kept).
+_RESUMABLE = {"ppo": "step_*.pt", "sb3": "step_*.zip", "az": "iter_*.pt"}
 
 
 def _add_train(commands: argparse._SubParsersAction) -> None:
@@ -407,10 +411,50 @@ def _train(args: argparse.Namespace) -> int:
             raise
         print(f"{args.prog}: error: {message}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; {_train_resume_hint(args.algo, given, Path(config.out))}", file=sys.stderr)
+        return 130
     spec = (f"az:{final} (the search) or ppo:{final} (the network alone)" if args.algo in _SEARCH_TRAINERS
             else f"ppo:{final}")
     print(f"final model: {final} (play it with the policy spec {spec})")
     return 0
+
+
+def _train_resume_hint(algo: str, given: dict[str, Any], out: Path) -> str:
+    """How to go on after an interrupt: the command typed, with ``--resume`` of the latest checkpoint in
+    ``out`` (else the one it resumed from; distill: the same command, which labels only the games not yet
+    labelled).
+
+    >>> _train_resume_hint("distill", {"games": 400, "progress": False}, Path("runs/d"))
+    'the games labelled so far are kept in runs/d/data; go on with: tabletop train splendor --algo distill \
+--games 400 --no-progress --out runs/d (it labels only the rest, then fits and evaluates again)'
+    """
+    flags = {name: value for name, value in given.items() if name not in ("out", "resume")}
+    command = " ".join(["tabletop train splendor", *([f"--algo {algo}"] if algo != "ppo" else []),
+                        *(_flag(name, value) for name, value in flags.items()), f"--out {shlex.quote(str(out))}"])
+    if algo not in _RESUMABLE:
+        return (f"the games labelled so far are kept in {out / 'data'}; go on with: {command} (it labels only the "
+                f"rest, then fits and evaluates again)")
+    latest = _latest_checkpoint(out / "checkpoints", _RESUMABLE[algo]) or (
+        Path(given["resume"]) if given.get("resume") else None)
+    if latest is None:
+        return f"no checkpoint was written yet (see --checkpoint-every); start again with: {command}"
+    return f"go on from its latest checkpoint with: {command} --resume {shlex.quote(str(latest))}"
+
+
+def _flag(name: str, value: object) -> str:
+    """A typed setting as a flag again: ``--steps 2000``, ``--no-progress``."""
+    flag = "--" + name.replace("_", "-")
+    if isinstance(value, bool):
+        return flag if value else "--no-" + flag[2:]
+    return f"{flag} {shlex.quote(str(value))}"
+
+
+def _latest_checkpoint(folder: Path, pattern: str) -> Path | None:
+    """The checkpoint matching ``pattern`` (``step_*.pt``) with the highest count in its name, if any."""
+    counts = {int(path.stem.rpartition("_")[2]): path for path in folder.glob(pattern)
+              if path.stem.rpartition("_")[2].isdigit()}
+    return counts[max(counts)] if counts else None
 
 
 # --- serve ------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 import tabletop_rl.agents.registry as agents_registry
 from tabletop_rl.agents import BasePolicy, PolicyEntry, known_policies
 from tabletop_rl.arena import play_match, run_arena, schedule
-from tabletop_rl.arena.progress import Progress
+from tabletop_rl.core.progress import Progress
 
 #: What a first move costs a policy that compiles on it (as numba does without a cache).
 FIRST_MOVE_S = 0.5

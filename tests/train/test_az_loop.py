@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shlex
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -192,3 +193,31 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         validate_args(tiny(tmp_path, **changes))
+
+
+def test_an_interrupted_run_prints_the_command_that_resumes_it(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after iteration 1's checkpoint: the hint resumes there, and the resumed run plays iteration 2 only."""
+    import tabletop_rl.train.splendor_az as loop
+
+    saved = loop._save
+
+    def save_then_interrupt(path, *args, **kwargs):
+        written = saved(path, *args, **kwargs)
+        if path.name == "iter_1.pt":
+            raise KeyboardInterrupt
+        return written
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(loop, "_save", save_then_interrupt)
+    command = ["train", "splendor", "--algo", "az", "--iterations", "2", "--games", "1", "--simulations", "4",
+               "--net", "8", "--init", "none", "--workers", "0", "--max-plies", "60", "--eval-games", "2",
+               "--eval-search-games", "0", "--checkpoint-every", "1", "--out", "run", "--no-progress"]
+    assert main(command) == 130
+    hint = capsys.readouterr().err.strip().splitlines()[-1]
+    resume = hint.partition("go on from its latest checkpoint with: ")[2]
+    assert resume.startswith("tabletop train splendor --algo az ")
+    assert resume.endswith("--resume run/checkpoints/iter_1.pt"), hint
+    monkeypatch.setattr(loop, "_save", saved)
+    assert main(shlex.split(resume)[1:]) == 0
+    assert load_checkpoint(tmp_path / "run" / "final.pt")["step"] == 2
+    assert json.loads((tmp_path / "run" / "timing.json").read_text())["iterations"] == 1  # only the rest

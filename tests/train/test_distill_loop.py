@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shlex
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.train
 
 def tiny(out, **changes) -> Args:
     base = dict(out=str(out), games=3, teacher="az:default,simulations=6", init="none", net="16", epochs=2,
-                batch_size=32, workers=0, max_plies=200, eval_games=4, eval_opponents="random", progress=False)
+                batch_size=32, workers=0, max_plies=200, eval_games=4, eval_opponents="random", progress=None)
     return Args(**{**base, **changes})
 
 
@@ -136,9 +137,9 @@ def test_a_search_teacher_gives_its_visit_distribution():
 
 def test_worker_processes_label_the_same_games(tmp_path):
     net, how = random_net((8,), seed=2), setup(random_plies=4, epsilon=0.2, student_share=0.5)
-    label(net, [0, 1], how, tmp_path / "here", None, progress=False)
+    label(net, [0, 1], how, tmp_path / "here", None, progress=None)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        label(net, [0, 1], how, tmp_path / "there", pool, progress=False)
+        label(net, [0, 1], how, tmp_path / "there", pool, progress=None)
     here, there = load_positions(tmp_path / "here"), load_positions(tmp_path / "there")
     for a, b in zip([*here[0], here[1]], [*there[0], there[1]]):
         np.testing.assert_array_equal(a, b)
@@ -156,7 +157,7 @@ def test_games_finished_before_an_interrupt_are_kept(tmp_path, monkeypatch):
 
     monkeypatch.setattr(distill, "_label_task", stop_at_two)
     with pytest.raises(KeyboardInterrupt):
-        label(random_net((8,), seed=2), [0, 1, 2, 3], setup(), tmp_path, None, progress=False)
+        label(random_net((8,), seed=2), [0, 1, 2, 3], setup(), tmp_path, None, progress=None)
     _, games = load_positions(tmp_path)
     assert sorted(set(games.tolist())) == [0, 1]
 
@@ -188,3 +189,29 @@ def test_the_command_trains_by_distillation(tmp_path, monkeypatch, capsys):
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         validate_args(tiny(tmp_path, **changes))
+
+
+def test_an_interrupted_run_prints_the_command_that_goes_on_labelling(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while labelling game 1: the hint's command labels only game 1 (game 0 is kept) and finishes."""
+    import tabletop_rl.train.splendor_distill as distill
+
+    played = distill._label_task
+
+    def stop_at_one(task):
+        if task[1] == 1:
+            raise KeyboardInterrupt
+        return played(task)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(distill, "_label_task", stop_at_one)
+    command = ["train", "splendor", "--algo", "distill", "--games", "2", "--teacher", "greedy", "--net", "8",
+               "--init", "none", "--workers", "0", "--epochs", "1", "--eval-games", "2", "--out", "run"]
+    assert main(command) == 130
+    hint = capsys.readouterr().err.strip().splitlines()[-1]
+    resume = hint.partition("go on with: ")[2].partition(" (")[0]
+    assert resume == "tabletop train splendor --algo distill " + " ".join(command[4:]), hint
+    assert distill.labelled_games(tmp_path / "run" / "data") == {0}
+    labelled: list[int] = []
+    monkeypatch.setattr(distill, "_label_task", lambda task: labelled.append(task[1]) or played(task))
+    assert main(shlex.split(resume)[1:]) == 0
+    assert labelled == [1] and (tmp_path / "run" / "final.pt").is_file()

@@ -4,6 +4,8 @@ named; teacher shards are legal, deterministic and resumable; the training comma
 
 from __future__ import annotations
 
+import shlex
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,27 @@ def test_training_command_end_to_end(tmp_path, capsys):
     assert model.meta["deals"] == 4 and model.meta["hidden"] == [16] and 0 <= model.meta["holdout_agreement"] <= 1
     assert model.meta["dagger_deals"] == 1 and len(T.load_shards(tmp_path / "data" / "dagger")["deal"]) > 0
     assert "held-out positions" in capsys.readouterr().out
+
+
+def test_an_interrupted_command_prints_the_command_that_goes_on_after_the_finished_shards(tmp_path, monkeypatch,
+                                                                                           capsys):
+    played = T._play_labelled_deal
+    deals: list[int] = []
+
+    def interrupt_the_third(seed, *args):
+        if len(deals) == 2:
+            raise KeyboardInterrupt
+        deals.append(seed)
+        return played(seed, *args)
+
+    monkeypatch.setattr(T, "_play_labelled_deal", interrupt_the_third)
+    argv = ["--data", str(tmp_path / "data"), "--deals", "4", "--shard-deals", "2", "--samples", "1,1,1,1,1,1,1,1",
+            "--hidden", "16", "--epochs", "1", "--holdout", "0.5", "--out", str(tmp_path / "model.txt")]
+    assert TM.train_model_main(argv) == 130
+    hint = capsys.readouterr().err.strip().splitlines()[-1]
+    command = hint.partition("go on with: ")[2]
+    assert command == "tabletop train klaverjas-model " + shlex.join(argv), hint
+    monkeypatch.setattr(T, "_play_labelled_deal", lambda seed, *args: deals.append(seed) or played(seed, *args))
+    assert TM.train_model_main(shlex.split(command)[3:]) == 0
+    assert len(deals) == 4 and len(set(deals)) == 4, "the finished shard's deals are not played again"
+    assert (tmp_path / "model.txt").is_file()

@@ -5,6 +5,7 @@ one line, and the masked categorical never draws an illegal action."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pytest
@@ -196,3 +197,30 @@ def test_updates_keep_the_thread_count_when_something_resets_it(tmp_path, monkey
         assert json.loads((tmp_path / "timing.json").read_text())["update_threads"] == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_an_interrupted_run_prints_the_command_that_resumes_it(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after the checkpoint at step 1,024: the hint resumes there, and the resumed run trains the rest."""
+    import tabletop_rl.train.splendor_cleanrl_ppo as loop
+
+    saved = loop._save
+
+    def save_then_interrupt(path, *args, **kwargs):
+        written = saved(path, *args, **kwargs)
+        if path.name == "step_1024.pt":
+            raise KeyboardInterrupt
+        return written
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(loop, "_save", save_then_interrupt)
+    command = ["train", "splendor", "--steps", "2048", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128",
+               "--net", "16", "--eval-games", "2", "--eval-every", "100000", "--checkpoint-every", "512",
+               "--no-progress", "--out", "run"]
+    assert main(command) == 130
+    hint = capsys.readouterr().err.strip().splitlines()[-1]
+    resume = hint.partition("go on from its latest checkpoint with: ")[2]
+    assert resume.startswith("tabletop train splendor ") and resume.endswith("--resume run/checkpoints/step_1024.pt")
+    monkeypatch.setattr(loop, "_save", saved)
+    assert main(shlex.split(resume)[1:]) == 0
+    assert load_checkpoint(tmp_path / "run" / "final.pt")["step"] == 2048
+    assert json.loads((tmp_path / "run" / "timing.json").read_text())["steps"] == 1024  # only the rest

@@ -9,7 +9,6 @@ append each to ``games.jsonl``.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import tempfile
 import threading
@@ -28,13 +27,13 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
 from tabletop_rl.arena.labels import check_labels
-from tabletop_rl.arena.progress import Progress
 from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
 from tabletop_rl.arena.warmup import check_policies, warm_policy
 from tabletop_rl.core.extras import install_hint
 from tabletop_rl.core.game import policy_answer, step_entry
+from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.games import check_options, game_class, policy_game
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
@@ -271,7 +270,7 @@ def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | N
     else:
         # spawn: numba and fork do not mix, and workers then start the same on every platform.
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
-                                   initializer=_ignore_interrupt)
+                                   initializer=ignore_interrupt)
     try:
         pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies, options) for m in todo}
         while pending:
@@ -280,9 +279,4 @@ def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | N
                 yield future.result()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _ignore_interrupt() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool and keeps every finished line."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -13,6 +13,8 @@ agreement with the teacher, and the ``tabletop train klaverjas-model`` command (
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,6 +205,16 @@ def train_model_main(argv: list[str] | None = None) -> int:
         args.hidden = tuple(int(h) for h in args.hidden.split(","))
     except ValueError:
         parser.error("--samples and --hidden take comma-separated integers")
+    try:
+        return _train_model(args)
+    except KeyboardInterrupt:  # finished shards are whole files: the same command goes on after them
+        print(f"\ninterrupted; the finished teacher shards in {args.data} are kept; go on with: tabletop train "
+              f"klaverjas-model {shlex.join(sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
+        return 130
+
+
+def _train_model(args: argparse.Namespace) -> int:
+    """The command's work after its arguments are read: the shards, the fits, the report and model.txt."""
     fit, test = _teacher_examples(args, Path(args.data), args.deals, None, args.holdout)
     model = _fit(fit, test, args)
     if args.dagger_deals:

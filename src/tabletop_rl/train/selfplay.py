@@ -23,6 +23,7 @@ import numpy as np
 from tabletop_rl.agents import make_policy, parse_spec, split_specs
 from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits, network_state
 from tabletop_rl.agents.search.splendor_puct import Net, net_from_state_dict
+from tabletop_rl.core.progress import Progress
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 from tabletop_rl.games.splendor.game import SplendorGame
@@ -242,10 +243,12 @@ class EvalSettings(Protocol):
 
 class EvalLog:
     """Evaluates against every ``--eval-opponents`` spec and appends the results to ``OUT/eval.csv``
-    (``step, opponent, games, wins, draws, win_rate, low, high``); ``latest`` is the progress line's text."""
+    (``step, opponent, games, wins, draws, win_rate, low, high``); ``latest`` is the last evaluation's text,
+    shown as a line of its own above ``bar``, the run's progress line, when there is one, at the ``unit`` (what
+    ``step`` counts)."""
 
-    def __init__(self, cfg: EvalSettings, out: Path) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: EvalSettings, out: Path, bar: Progress | None = None, unit: str = "step") -> None:
+        self.cfg, self.bar, self.unit = cfg, bar, unit
         self.latest = ""
         self.evaluated_at = -1
         self._file = (out / "eval.csv").open("a", newline="")
@@ -263,6 +266,8 @@ class EvalLog:
         self._file.flush()
         self.latest = ", ".join(shown)
         self.evaluated_at = step
+        if self.bar is not None:
+            self.bar.note(f"eval at {self.unit} {step:,}: {self.latest}")
         return rates
 
     def record(self, step: int, label: str, games: int, r: dict[str, float]) -> str:

@@ -43,6 +43,7 @@ from tabletop_rl.agents.ppo import (
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_ppo_model_path
 from tabletop_rl.core.files import replace_file
+from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
@@ -311,8 +312,10 @@ def train(args: Args) -> Path:
     # Bookkeeping: the worker pool, timers, logs.
     setup = SelfPlay.of(args)
     pool = None if args.workers == 0 else ProcessPoolExecutor(
-        args.workers, mp_context=multiprocessing.get_context("spawn"))  # no fork: torch's threads are live here
-    evals = EvalLog(args, out)
+        args.workers, mp_context=multiprocessing.get_context("spawn"),  # no fork: torch's threads are live here
+        initializer=ignore_interrupt)
+    bar = Progress(args.iterations, iteration, label="iter") if args.progress else None
+    evals = EvalLog(args, out, bar, unit="iteration")
     writer = summary_writer(out / "logs")
     seconds = dict.fromkeys(("selfplay", "train", "eval"), 0.0)
     games = positions = 0
@@ -353,13 +356,11 @@ def train(args: Args) -> Path:
                 writer.add_scalar("selfplay/positions_per_second", rate, iteration)
                 writer.add_scalar("selfplay/game_length", positions / games, iteration)
                 writer.add_scalar("time/selfplay_share", seconds["selfplay"] / elapsed, iteration)
-            if args.progress:
-                print(f"\riter {iteration:>5,} / {args.iterations:,}  games {games:,}  positions {positions:,}  "
-                      f"{rate:,.1f} positions/s  loss {stats['loss/total']:.3f}  eval: {evals.latest or '-'}   ",
-                      end="", file=sys.stderr, flush=True)
+            if bar is not None:
+                bar.update(iteration, f"{rate:,.0f} positions/s, loss {stats['loss/total']:.3f}")
     finally:
         if pool is not None:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)  # on Ctrl-C: the hint need not wait for the games in play
 
     total = time.perf_counter() - start
     (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
@@ -371,8 +372,8 @@ def train(args: Args) -> Path:
         _evaluate(evals, net, iteration, args, start_path, writer)
     final = _save(out / "final.pt", net, meta, optimizer, iteration, args, rng)
     buffer.save(out / "replay.npz", iteration)
-    if args.progress:
-        print(file=sys.stderr)
+    if bar is not None:
+        bar.close()
     evals.close()
     if writer is not None:
         writer.close()

@@ -36,6 +36,7 @@ from tabletop_rl.agents.ppo import (
     masked_logits,
     save_checkpoint,
 )
+from tabletop_rl.core.progress import Progress
 from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.games.splendor.rules import NUM_ACTIONS
 from tabletop_rl.train.selfplay import (
@@ -198,7 +199,8 @@ def train(args: Args) -> Path:
               f"{rollout:,})", file=sys.stderr)
     next_eval = (step // args.eval_every + 1) * args.eval_every  # a resumed run carries on at the next multiple
     next_checkpoint = (step // args.checkpoint_every + 1) * args.checkpoint_every
-    evals = EvalLog(args, out)
+    bar = Progress(target, step, label="steps") if args.progress else None
+    evals = EvalLog(args, out, bar)
     writer = summary_writer(out / "logs")
     first_step, updates = step, 0
     seconds = dict.fromkeys(("env", "policy", "update", "eval"), 0.0)
@@ -305,10 +307,8 @@ def train(args: Args) -> Path:
             writer.add_scalar("time/env_share", seconds["env"] / elapsed, step)
             if outcomes:
                 writer.add_scalar("rollout/outcome_mean", float(np.mean(outcomes)), step)
-        if args.progress:
-            print(f"\r{step:>11,} / {target:,} steps  {(step - first_step) / elapsed:,.0f} steps/s  "
-                  f"env {seconds['env'] / elapsed:.0%}  eval: {evals.latest or '-'}   ",
-                  end="", file=sys.stderr, flush=True)
+        if bar is not None:
+            bar.update(step, f"{(step - first_step) / elapsed:,.0f} steps/s, env {seconds['env'] / elapsed:.0%}")
 
     total = time.perf_counter() - start
     (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
@@ -318,8 +318,8 @@ def train(args: Args) -> Path:
     if evals.evaluated_at != step:
         _evaluate(evals, pi, step, writer)
     final = _save(out / "final.pt", net, meta, optimizer, step, args, rng, generator)
-    if args.progress:
-        print(file=sys.stderr)
+    if bar is not None:
+        bar.close()
     evals.close()
     if writer is not None:
         writer.close()

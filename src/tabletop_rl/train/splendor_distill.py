@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
-import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_az_model_path
 from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.policy import Policy
+from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
 from tabletop_rl.train.selfplay import (
@@ -233,9 +233,10 @@ def load_positions(folder: Path) -> tuple[Positions, np.ndarray]:
 
 
 def label(student: Net, indices: list[int], setup: Labelling, folder: Path, pool: Executor | None,
-          progress: bool) -> None:
-    """Label the games ``indices`` and write them to ``folder`` in files of up to 50 games, as they finish. When
-    labelling stops on an error or an interrupt, the games finished before it are written first."""
+          progress: Progress | None) -> None:
+    """Label the games ``indices`` and write them to ``folder`` in files of up to 50 games, as they finish, each
+    counted on ``progress``. When labelling stops on an error or an interrupt, the games finished before it are
+    written first."""
     tasks = [(student, i, setup) for i in indices]
     done: list[tuple[Positions, int]] = []
     start, count = time.perf_counter(), 0
@@ -246,22 +247,19 @@ def label(student: Net, indices: list[int], setup: Labelling, folder: Path, pool
             if len(done) == 50:
                 _write(folder, done)
                 done = []
-            if progress:
-                rate = count / (time.perf_counter() - start)
-                print(f"\rlabelled {count:,} / {len(tasks):,} games  {rate:.2f} games/s  ", end="", file=sys.stderr,
-                      flush=True)
+            if progress is not None:
+                progress.advance(f"{count / (time.perf_counter() - start):.2f} games/s")
     finally:
         if done:
             _write(folder, done)
-        if progress and tasks:
-            print(file=sys.stderr)
 
 
 # --- fitting --------------------------------------------------------------------------------------
 def fit(net: torch.nn.ModuleDict, data: Positions, games: np.ndarray, args: Args,
-        rng: np.random.Generator) -> dict[str, float]:
+        rng: np.random.Generator, progress: Progress | None = None) -> dict[str, float]:
     """``--epochs`` passes over ``data`` less the held-out games (index % 10 == 7); returns the held-out
-    agreement with the teacher's choice, cross-entropy and value error after the last pass."""
+    agreement with the teacher's choice, cross-entropy and value error after the last pass, each pass's shown
+    above ``progress``."""
     import torch
 
     tensors = [torch.from_numpy(np.ascontiguousarray(c)) for c in (data.observations, data.masks, data.policies,
@@ -284,9 +282,9 @@ def fit(net: torch.nn.ModuleDict, data: Positions, games: np.ndarray, args: Args
             optimizer.step()
             schedule.step()
         stats = _held_out(net, tensors, torch.from_numpy(test_rows))
-        if args.progress:
-            print(f"epoch {epoch + 1} / {args.epochs}  held out: agreement {stats['agreement']:.3f}  "
-                  f"cross-entropy {stats['policy_loss']:.3f}  value error {stats['value_loss']:.3f}", file=sys.stderr)
+        if progress is not None:
+            progress.note(f"epoch {epoch + 1} / {args.epochs}  held out: agreement {stats['agreement']:.3f}  "
+                          f"cross-entropy {stats['policy_loss']:.3f}  value error {stats['value_loss']:.3f}")
     return stats
 
 
@@ -321,8 +319,13 @@ def train(args: Args) -> Path:
     setup = Labelling(args.players, args.teacher, args.student_share, args.random_plies, args.epsilon,
                       args.max_plies, args.seed)
     pool = None if args.workers == 0 else ProcessPoolExecutor(
-        args.workers, mp_context=multiprocessing.get_context("spawn"))  # no fork: torch's threads are live here
-    evals = EvalLog(args, out)
+        args.workers, mp_context=multiprocessing.get_context("spawn"),  # no fork: torch's threads are live here
+        initializer=ignore_interrupt)
+    # The progress line counts the games to label, all rounds together: labelling takes most of the time.
+    total = args.rounds * args.games
+    bar = Progress(total, len(labelled_games(out / "data") & set(range(total))), label="labelled",
+                   settle=max(args.workers, 1)) if args.progress else None
+    evals = EvalLog(args, out, bar, unit="round")
     seconds = dict.fromkeys(("label", "fit", "eval"), 0.0)
     positions = 0
     try:
@@ -330,13 +333,13 @@ def train(args: Args) -> Path:
             tick = time.perf_counter()
             wanted = range(r * args.games, (r + 1) * args.games)
             missing = sorted(set(wanted) - labelled_games(out / "data"))
-            label(numpy_net(net), missing, setup, out / "data", pool, args.progress)
+            label(numpy_net(net), missing, setup, out / "data", pool, bar)
             seconds["label"] += time.perf_counter() - tick
 
             tick = time.perf_counter()
             data, games = load_positions(out / "data")
             hold_threads(torch, args.threads)
-            stats = fit(net, data, games, args, np.random.default_rng([args.seed, r]))
+            stats = fit(net, data, games, args, np.random.default_rng([args.seed, r]), bar)
             seconds["fit"] += time.perf_counter() - tick
 
             tick = time.perf_counter()
@@ -345,13 +348,15 @@ def train(args: Args) -> Path:
             save_checkpoint(out / "checkpoints" / f"round_{r + 1}.pt", net, meta, step=r + 1,
                             args=dataclasses.asdict(args))
             positions = len(games)
-            if args.progress:
-                print(f"round {r + 1} / {args.rounds}: {len(games):,} positions, held-out agreement "
-                      f"{stats['agreement']:.3f}, eval: {evals.latest}", file=sys.stderr)
+            if bar is not None:
+                bar.note(f"round {r + 1} / {args.rounds}: {len(games):,} positions, held-out agreement "
+                         f"{stats['agreement']:.3f}")
     finally:
         if pool is not None:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)  # on Ctrl-C: the hint need not wait for the games in play
         evals.close()
+        if bar is not None:
+            bar.close()
     (out / "timing.json").write_text(json.dumps({**seconds, "positions": positions, "workers": args.workers}))
     return save_checkpoint(out / "final.pt", net, meta, step=args.rounds, args=dataclasses.asdict(args))
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.agents.ppo import check_meta, is_checkpoint, read_meta, save_model
+from tabletop_rl.core.progress import Progress
 from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
 from tabletop_rl.train.selfplay import (
     EvalLog,
@@ -154,6 +155,7 @@ class _SelfPlayCallback:
         self.evals = EvalLog(cfg, out)
         self.start = time.perf_counter()
         self.start_steps: int | None = None
+        self.bar: Progress | None = None  # made at the first rollout, when the step count resumed from is known
         self.target = cfg.steps  # the step count training stops at: --steps rounded up to whole rollouts
         # SB3 runs its update between the end of one rollout and the start of the next: time that gap.
         self.update_seconds = 0.0
@@ -177,6 +179,8 @@ class _SelfPlayCallback:
             self.start_steps = steps = model.num_timesteps
             self.next_eval = (steps // self.cfg.eval_every + 1) * self.cfg.eval_every
             self.next_checkpoint = (steps // self.cfg.checkpoint_every + 1) * self.cfg.checkpoint_every
+            if self.cfg.progress:
+                self.bar = self.evals.bar = Progress(self.target, steps, label="steps")
         if self.rollout_ended is not None:
             self.update_seconds += time.perf_counter() - self.rollout_ended
         self.pool.pick()
@@ -196,8 +200,8 @@ class _SelfPlayCallback:
         if steps >= self.next_checkpoint:
             self.next_checkpoint += self.cfg.checkpoint_every
             save_model(model, self.out / "checkpoints" / f"step_{steps}.zip", model_meta(self.cfg.players))
-        if self.cfg.progress:
-            self.progress(model)
+        if self.bar is not None:
+            self.progress(model, self.bar)
         self.rollout_ended = time.perf_counter()
 
     def evaluate(self, model: Any) -> None:
@@ -206,15 +210,14 @@ class _SelfPlayCallback:
             model.logger.record(f"eval/{spec}_win_rate", rate)
         model.policy.train()
 
-    def progress(self, model: Any) -> None:
+    def progress(self, model: Any, bar: Progress) -> None:
         seconds = time.perf_counter() - self.start
         done = model.num_timesteps - (self.start_steps or 0)
         share = model.get_env().seconds / seconds if seconds else 0.0
-        print(f"\r{model.num_timesteps:>11,} / {self.target:,} steps  {done / seconds:,.0f} steps/s  "
-              f"env {share:.0%}  eval: {self.evals.latest or '-'}   ", end="", file=sys.stderr, flush=True)
+        bar.update(model.num_timesteps, f"{done / seconds:,.0f} steps/s, env {share:.0%}")
 
     def close(self) -> None:
-        if self.cfg.progress:
-            print(file=sys.stderr)
+        if self.bar is not None:
+            self.bar.close()
         self.evals.close()
 
