@@ -435,3 +435,44 @@ def test_an_arena_with_its_players_named_builds_no_default_lineup(tmp_path, monk
     assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 0
     assert main(["arena", "splendor", "--out", str(out), "--resume"]) == 0  # its players come from its config
     assert len(load_games(out)) == 2 and "random vs greedy" in capsys.readouterr().out
+
+
+def _help_walk() -> list[list[str]]:
+    """Every command line whose --help shows a parser: the top level, each command, each command's games."""
+    from tabletop_rl.cli import _DELEGATED, _build_parser
+
+    commands = next(a for a in _build_parser()._actions if a.choices and "arena" in a.choices).choices
+    walk: list[list[str]] = [[]]
+    for name, parser in commands.items():
+        games = next((a.choices for a in parser._actions if a.dest == "game"), None) or []
+        walk += [[name]] + [[name, game] for game in games]
+    return walk + [list(command) for command in _DELEGATED if list(command) not in walk]
+
+
+@pytest.mark.parametrize("command", _help_walk(), ids=lambda c: " ".join(c) or "tabletop")
+def test_help_is_plain_text_and_every_option_says_what_it_does(command, capsys, monkeypatch):
+    shown: list = []
+    print_help = __import__("argparse").ArgumentParser.print_help
+    monkeypatch.setattr("argparse.ArgumentParser.print_help",
+                        lambda self, file=None: (shown.append(self), print_help(self, file)))
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "(default )" not in out and "(default: )" not in out
+    assert re.search(r"^positional arguments:(\n  .*)*\n  options ", out, re.M) is None  # options as a positional
+    undocumented = [a.option_strings[0] for a in shown[-1]._actions if a.option_strings and not a.help]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("args,suggestion", [
+    (["arenna", "splendor"], "did you mean 'arena'?"),
+    (["arena", "splendr"], "did you mean 'splendor'?"),
+    (["arena", "splendor", "--players", "greedyy,random"], "did you mean 'greedy'?"),
+])
+def test_a_mistyped_name_gets_a_suggestion(args, suggestion, capsys):
+    try:
+        status = main(args)
+    except SystemExit as e:
+        status = e.code
+    assert status == 2 and suggestion in capsys.readouterr().err
