@@ -187,3 +187,19 @@ def test_on_a_terminal_colour_follows_no_color(tmp_path):
     assert COLOUR.search(on_a_terminal(args, answers, {**PLAIN, "NO_COLOR": ""}, tty_out=True))  # no-color.org
     replay = on_a_terminal(["replay", str(RUNS / "splendor")], "q\n", {**PLAIN, "NO_COLOR": "1"}, tty_out=True)
     assert "--- ply 0/" in replay and not COLOUR.search(replay)
+
+
+def test_the_default_save_files_are_ignored_by_git():
+    """Play and the web page save into the folder they run in by default; in a checkout that must not leave
+    files for git to pick up."""
+    from fnmatch import fnmatch
+
+    from tabletop_rl.cli import _WEB_SAVES
+    from tabletop_rl.ui import space_conquest_play, terminal
+
+    root = Path(__file__).resolve().parents[2]
+    patterns = [line.strip().rstrip("/") for line in (root / ".gitignore").read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
+    defaults = [str(terminal._DEFAULT_SAVE), str(space_conquest_play._DEFAULT_SAVE), "space-conquest-save-2.json",
+                str(_WEB_SAVES)]
+    assert [name for name in defaults if not any(fnmatch(name, p) for p in patterns)] == []
