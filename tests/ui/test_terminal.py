@@ -88,7 +88,9 @@ def test_a_bad_name_says_what_the_move_looks_like(tmp_path, typed, says):
 
 def test_the_move_list_shows_each_card_and_the_board_labels_slots_as_the_moves_do(tmp_path):
     out = play(tmp_path)
-    board = next(line for line in out.splitlines() if line.startswith("Level 1"))
+    lines = out.splitlines()
+    row = next(k for k, line in enumerate(lines) if line.startswith("Level 1"))
+    board = " ".join(lines[row:row + 2])  # the level's four cards take two lines, to fit 80 columns
     assert "1.0 [#2 W 0p | b1 g2 r1 k1]" in board and "1.3 [#6 W 0p | w3 b1 k1]" in board
     assert re.search(r"\d+ reserve:1\.0 \[#2 W 0p \| b1 g2 r1 k1\]", out)
     assert re.search(r"\d+ reserve:3\.2 \[#88 K 4p \| g3 r6 k3\]", out)
