@@ -205,3 +205,26 @@ def test_the_default_save_files_are_ignored_by_git():
     defaults = [str(terminal._DEFAULT_SAVE), str(space_conquest_play._DEFAULT_SAVE), "space-conquest-save-2.json",
                 str(_WEB_SAVES)]
     assert [name for name in defaults if not any(fnmatch(name, p) for p in patterns)] == []
+
+
+def _listed(out: str) -> list[list[tuple[int, str]]]:
+    """Each 'Legal moves' list of a play transcript: (number, move name) in the order shown."""
+    lists = []
+    for block in out.split("Legal moves:\n")[1:]:
+        rows = block.split("your move>")[0]
+        lists.append([(int(k), name) for k, name in re.findall(r"(\d+) ((?:take2?|reserve|buy|noble|return|pass)\S*)",
+                                                                rows)])
+    return lists
+
+
+def test_moves_keep_their_numbers_from_turn_to_turn_and_buys_come_before_reserves(tmp_path):
+    lists = _listed(play(tmp_path, "take:w,b,k", "take:w,b,k", "take:w,b,k"))  # then P0 can buy from level 1
+    first, second = lists[0], lists[3]
+    names = [name for _, name in second]
+    assert any(name.startswith("buy:") for name in names)
+    assert max(k for k, name in enumerate(names) if name.startswith("buy")) < \
+        min(k for k, name in enumerate(names) if name.startswith("reserve"))
+    numbers = dict(first)
+    assert [(k, name) for k, name in second if name in numbers.values()] == \
+        [(k, name) for k, name in second if numbers.get(k) == name]
+    assert {name for _, name in second} & set(numbers.values())  # the two lists share moves to compare
