@@ -1,8 +1,9 @@
 """Terminal play against policies, and replays of recorded games; any game, through the ``Game`` contract.
 
 A person's turn shows the board from their seat and the legal moves, each numbered by its action id (so a
-move keeps its number from turn to turn), moves that buy listed first; they answer with a number or a move name. ``help`` explains, ``board`` redraws, ``quit`` (or end of input) saves the
-game to a file that ``--load`` resumes.
+move keeps its number from turn to turn), moves that buy listed first; they answer with a number or a move
+name. ``help`` explains, ``board`` redraws, ``quit`` (or end of input) saves the game to a file that
+``--load`` resumes.
 
 >>> import io, pathlib, tempfile
 >>> out, save = io.StringIO(), pathlib.Path(tempfile.mkdtemp()) / "save.json"
