@@ -264,8 +264,11 @@ def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_an
     turns = record["plies"]
     spectator = tabletop("replay", str(out / "games.jsonl"), "--game", "3")
     assert spectator.returncode == 0, spectator.stderr
-    assert spectator.stdout.count("--- turn ") == turns + 1 and spectator.stdout.count("(spectator)") == turns + 1
-    assert "--- turn 1/" in spectator.stdout and "P0 (random) played" in spectator.stdout
+    assert spectator.stdout.count("--- after turn ") == turns and spectator.stdout.count("(spectator)") == turns + 1
+    assert "--- after turn 1/" in spectator.stdout and "P0 (random) played" in spectator.stdout
+    # the replay's counter and the board's agree: before turn 1 the board awaits turn 1's orders, after turn k k+1's
+    assert f"--- before turn 1/{turns}: start\nTurn 1/100 (spectator)" in spectator.stdout
+    assert f"--- after turn 1/{turns}: " in spectator.stdout.split("Turn 2/100 (spectator)")[0]
     winner = record["winners"][0]
     assert f"Game over: P{winner} wins. Points: P0 {record['scores'][0]}, P1 {record['scores'][1]}" in spectator.stdout
     for seat in (0, 1):

@@ -389,8 +389,14 @@ class _Viewer:
         return "turn" if self.frames[0].simultaneous else "ply"
 
     def frame(self, k: int) -> str:
-        """A header naming the moves that led to frame ``k`` (with LLM notes), then the board."""
-        head = f"--- {self.unit} {k}/{len(self.frames) - 1}: " + (self._moves(k) if k else "start")
+        """A header naming the moves that led to frame ``k`` (with LLM notes), then the board. A game of turns
+        numbers them from 1, as its board does, which shows the turn whose orders it awaits: frame ``k`` comes
+        after turn ``k`` and before turn ``k + 1``."""
+        last = len(self.frames) - 1
+        if not k:
+            head = f"--- before turn 1/{last}: start" if self.frames[0].simultaneous else f"--- ply 0/{last}: start"
+        else:
+            head = f"--- {'after turn' if self.frames[0].simultaneous else 'ply'} {k}/{last}: {self._moves(k)}"
         return head + "\n" + self.frames[k].render(viewer=self.seat, color=self.color)
 
     def _moves(self, k: int) -> str:
