@@ -34,7 +34,7 @@ from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import game_class, policy_game
 
 __all__ = ["SAVE_FORMAT", "Table", "load_table", "new_table", "play_terminal", "replay_frames", "replay_terminal",
-           "result_line", "save_table", "step_moves", "write_game_logs"]
+           "result_line", "save_table", "step_moves", "to_you", "write_game_logs"]
 
 #: The saved-game format of ``tabletop play`` and ``tabletop web`` (each resumes the other's saves).
 SAVE_FORMAT = "tabletop-save/1"
@@ -211,7 +211,7 @@ def _ask_move(table: Table, stdin: IO[str], con: _Console) -> int | None:
             action, problem = _parse_move(state, answer, legal)
             if problem is None:
                 return action
-            con.say(f"{_to_you(problem, table.seat)}; try again (help lists the commands)")
+            con.say(f"{to_you(problem, table.seat)}; try again (help lists the commands)")
 
 
 def _parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
@@ -237,13 +237,15 @@ _YOU_VERBS = {"has": "have", "holds": "hold", "is": "are", "was": "were", "does"
               "owns": "own", "qualifies": "qualify", "lacks": "lack"}
 
 
-def _to_you(reason: str, seat: int) -> str:
+def to_you(reason: str, seat: int) -> str:
     """A game's reason, said to the person at ``seat``: "player 0's tokens" -> "your tokens", "player 0 already
     holds" -> "you already hold", and the "they" that refers back to them -> "you".
 
-    >>> _to_you("buy:2.0: card 45 costs 6 more than player 0's tokens cover, and they hold 0 gold", 0)
+    The terminal and the web page both speak to the person this way.
+
+    >>> to_you("buy:2.0: card 45 costs 6 more than player 0's tokens cover, and they hold 0 gold", 0)
     'buy:2.0: card 45 costs 6 more than your tokens cover, and you hold 0 gold'
-    >>> _to_you("reserve:1.0: player 1 already holds 3 reserved cards", 1)
+    >>> to_you("reserve:1.0: player 1 already holds 3 reserved cards", 1)
     'reserve:1.0: you already hold 3 reserved cards'
     """
     text = re.sub(rf"\b(?:[Pp]layer |[Ss]eat |P){seat}'s\b", "your", reason)
