@@ -8,7 +8,8 @@ Colour letters in the text board: w white, b blue, g green, r red, k black, y go
 ``[#41 G 2p | w3 b2 r2]`` (id, bonus colour, points, cost). Each market card is labelled with the
 ``level.slot`` that the move names use (``1.0`` is ``buy:1.0``, slots count from 0 like the names), each
 reserved card with its ``buy_reserved`` index, each table noble with its ``noble`` index.
-``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
+The board fits 80 columns: a row wider than that (a level's four cards, five nobles, three reserves) goes on
+under itself. ``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
 ``board_view`` gives the same board as JSON-ready data, for the web viewer (``tabletop web``).
 
 >>> from tabletop_rl import SplendorGame
@@ -64,7 +65,7 @@ def _status(game: _Game) -> str:
 _ANSI_CODES = ("97", "94", "92", "91", "90", "93")  # per token colour; black as grey to show on dark terminals
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 #: The text board's width: a standard terminal's 80 columns.
-BOARD_COLUMNS = 80
+_BOARD_COLUMNS = 80
 
 
 def render_ansi(game: _Game, viewer: int | None = None, color: bool = True) -> str:
@@ -105,7 +106,7 @@ def _aligned(cells: list[str], width: int = 28) -> list[str]:
     return [cell + " " * max(0, width - _visible(cell)) for cell in cells]
 
 
-def _fitted(head: str, cells: list[str], sep: str = "  ", width: int = BOARD_COLUMNS) -> list[str]:
+def _fitted(head: str, cells: list[str], sep: str = "  ", width: int = _BOARD_COLUMNS) -> list[str]:
     """``head`` then ``cells`` joined by ``sep``, wrapped before ``width`` columns onto lines indented under the
     first cell, so the board fits a standard terminal.
 
