@@ -157,8 +157,9 @@ def test_play_ends_cleanly_at_end_of_input(tmp_path):
 
 
 def test_play_a_whole_three_player_game_from_the_second_seat(tmp_path):
+    every_number = "".join(f"{action}\n" for action in range(72))  # the list's numbers are the action ids
     result = tabletop("play", "splendor", "--vs", "random", "--players", "3", "--seat", "1", "--seed", "8",
-                      "--save", str(tmp_path / "s.json"), stdin="1\n" * 1000)
+                      "--save", str(tmp_path / "s.json"), stdin=every_number * 60)
     assert result.returncode == 0, result.stderr
     assert "You are P1; P0 is random, P2 is random" in result.stdout
     assert "Game over:" in result.stdout and not (tmp_path / "s.json").exists()
@@ -280,8 +281,11 @@ def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_an
     turns = record["plies"]
     spectator = tabletop("replay", str(out / "games.jsonl"), "--game", "3")
     assert spectator.returncode == 0, spectator.stderr
-    assert spectator.stdout.count("--- turn ") == turns + 1 and spectator.stdout.count("(spectator)") == turns + 1
-    assert "--- turn 1/" in spectator.stdout and "P0 (random) played" in spectator.stdout
+    assert spectator.stdout.count("--- after turn ") == turns and spectator.stdout.count("(spectator)") == turns + 1
+    assert "--- after turn 1/" in spectator.stdout and "P0 (random) played" in spectator.stdout
+    # the replay's counter and the board's agree: before turn 1 the board awaits turn 1's orders, after turn k k+1's
+    assert f"--- before turn 1/{turns}: start\nTurn 1/100 (spectator)" in spectator.stdout
+    assert f"--- after turn 1/{turns}: " in spectator.stdout.split("Turn 2/100 (spectator)")[0]
     winner = record["winners"][0]
     assert f"Game over: P{winner} wins. Points: P0 {record['scores'][0]}, P1 {record['scores'][1]}" in spectator.stdout
     for seat in (0, 1):
@@ -462,3 +466,44 @@ def test_an_interrupted_arena_prints_the_command_that_resumes_it(tmp_path, monke
     out = tmp_path / "run"
     assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 130
     assert capsys.readouterr().err.strip().endswith(f"Continue with: tabletop arena splendor --out {out} --resume")
+
+
+def _help_walk() -> list[list[str]]:
+    """Every command line whose --help shows a parser: the top level, each command, each command's games."""
+    from tabletop_rl.cli import _DELEGATED, _build_parser
+
+    commands = next(a for a in _build_parser()._actions if a.choices and "arena" in a.choices).choices
+    walk: list[list[str]] = [[]]
+    for name, parser in commands.items():
+        games = next((a.choices for a in parser._actions if a.dest == "game"), None) or []
+        walk += [[name]] + [[name, game] for game in games]
+    return walk + [list(command) for command in _DELEGATED if list(command) not in walk]
+
+
+@pytest.mark.parametrize("command", _help_walk(), ids=lambda c: " ".join(c) or "tabletop")
+def test_help_is_plain_text_and_every_option_says_what_it_does(command, capsys, monkeypatch):
+    shown: list = []
+    print_help = __import__("argparse").ArgumentParser.print_help
+    monkeypatch.setattr("argparse.ArgumentParser.print_help",
+                        lambda self, file=None: (shown.append(self), print_help(self, file)))
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "(default )" not in out and "(default: )" not in out
+    assert re.search(r"^positional arguments:(\n  .*)*\n  options ", out, re.M) is None  # options as a positional
+    undocumented = [a.option_strings[0] for a in shown[-1]._actions if a.option_strings and not a.help]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("args,suggestion", [
+    (["arenna", "splendor"], "did you mean 'arena'?"),
+    (["arena", "splendr"], "did you mean 'splendor'?"),
+    (["arena", "splendor", "--players", "greedyy,random"], "did you mean 'greedy'?"),
+])
+def test_a_mistyped_name_gets_a_suggestion(args, suggestion, capsys):
+    try:
+        status = main(args)
+    except SystemExit as e:
+        status = e.code
+    assert status == 2 and suggestion in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import importlib
 import os
 import shlex
@@ -333,9 +334,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "bench", help="throughput table of the rules core and every env interface",
         description="Times random legal play through the numba core, the Python API, the AEC, Gymnasium "
-                    "and vector envs, and prints a table (benchmarks/ has the longer scripts).")
+                    "and vector envs, and prints a table (benchmarks/ has the longer scripts). Its options "
+                    "(--seconds, --games, --num-envs) follow the game: tabletop bench splendor --help.")
     p.add_argument("game", choices=["splendor"])
-    p.add_argument("options", nargs=argparse.REMAINDER, help="--seconds S, --games N, --num-envs N")
+    p.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # the game's own, parsed there
     p.set_defaults(func=_bench, prog=p.prog)
 
 
@@ -483,8 +485,22 @@ _DELEGATED = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose refusal of a name that is not among the choices (a command, a game) suggests the
+    closest one."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as e:
+            close = difflib.get_close_matches(str(value), [str(choice) for choice in action.choices or ()], n=1)
+            if not close:
+                raise
+            raise argparse.ArgumentError(action, f"{e.message}; did you mean {close[0]!r}?") from None
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tabletop", description="Tabletop games for reinforcement learning: tournaments, terminal play, "
                                      "replays. Run 'tabletop <command> --help' for a command's options.",
         epilog="Games with their own options: " + ", ".join(f"tabletop {c} {g}" for c, g in _DELEGATED)

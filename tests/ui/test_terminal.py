@@ -88,7 +88,9 @@ def test_a_bad_name_says_what_the_move_looks_like(tmp_path, typed, says):
 
 def test_the_move_list_shows_each_card_and_the_board_labels_slots_as_the_moves_do(tmp_path):
     out = play(tmp_path)
-    board = next(line for line in out.splitlines() if line.startswith("Level 1"))
+    lines = out.splitlines()
+    row = next(k for k, line in enumerate(lines) if line.startswith("Level 1"))
+    board = " ".join(lines[row:row + 2])  # the level's four cards take two lines, to fit 80 columns
     assert "1.0 [#2 W 0p | b1 g2 r1 k1]" in board and "1.3 [#6 W 0p | w3 b1 k1]" in board
     assert re.search(r"\d+ reserve:1\.0 \[#2 W 0p \| b1 g2 r1 k1\]", out)
     assert re.search(r"\d+ reserve:3\.2 \[#88 K 4p \| g3 r6 k3\]", out)
@@ -187,3 +189,42 @@ def test_on_a_terminal_colour_follows_no_color(tmp_path):
     assert COLOUR.search(on_a_terminal(args, answers, {**PLAIN, "NO_COLOR": ""}, tty_out=True))  # no-color.org
     replay = on_a_terminal(["replay", str(RUNS / "splendor")], "q\n", {**PLAIN, "NO_COLOR": "1"}, tty_out=True)
     assert "--- ply 0/" in replay and not COLOUR.search(replay)
+
+
+def test_the_default_save_files_are_ignored_by_git():
+    """Play and the web page save into the folder they run in by default; in a checkout that must not leave
+    files for git to pick up."""
+    from fnmatch import fnmatch
+
+    from tabletop_rl.cli import _WEB_SAVES
+    from tabletop_rl.ui import space_conquest_play, terminal
+
+    root = Path(__file__).resolve().parents[2]
+    patterns = [line.strip().rstrip("/") for line in (root / ".gitignore").read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
+    defaults = [str(terminal._DEFAULT_SAVE), str(space_conquest_play._DEFAULT_SAVE), "space-conquest-save-2.json",
+                str(_WEB_SAVES)]
+    assert [name for name in defaults if not any(fnmatch(name, p) for p in patterns)] == []
+
+
+def _listed(out: str) -> list[list[tuple[int, str]]]:
+    """Each 'Legal moves' list of a play transcript: (number, move name) in the order shown."""
+    lists = []
+    for block in out.split("Legal moves:\n")[1:]:
+        rows = block.split("your move>")[0]
+        lists.append([(int(k), name) for k, name in re.findall(r"(\d+) ((?:take2?|reserve|buy|noble|return|pass)\S*)",
+                                                                rows)])
+    return lists
+
+
+def test_moves_keep_their_numbers_from_turn_to_turn_and_buys_come_before_reserves(tmp_path):
+    lists = _listed(play(tmp_path, "take:w,b,k", "take:w,b,k", "take:w,b,k"))  # then P0 can buy from level 1
+    first, second = lists[0], lists[3]
+    names = [name for _, name in second]
+    assert any(name.startswith("buy:") for name in names)
+    assert max(k for k, name in enumerate(names) if name.startswith("buy")) < \
+        min(k for k, name in enumerate(names) if name.startswith("reserve"))
+    numbers = dict(first)
+    assert [(k, name) for k, name in second if name in numbers.values()] == \
+        [(k, name) for k, name in second if numbers.get(k) == name]
+    assert {name for _, name in second} & set(numbers.values())  # the two lists share moves to compare

@@ -258,9 +258,8 @@ def test_an_illegal_move_is_explained_and_changes_nothing(tmp_path: Path) -> Non
     saved = (tmp_path / "g.json").read_bytes()
     answer = api.post("/api/play/g/move", json={"move": "buy:3.0"})
     assert answer.status_code == 400
-    assert re.fullmatch(
-        r"splendor, seat 0: buy:3\.0: card \d+ costs \d+ more than player 0's tokens and bonuses "
-        r"cover, and they hold 0 gold",
+    assert re.fullmatch(  # said to the person playing, as the terminal says it
+        r"buy:3\.0: card \d+ costs \d+ more than your tokens and bonuses cover, and you hold 0 gold",
         answer.json()["error"],
     )
     assert api.get("/api/play/g").json() == before and (tmp_path / "g.json").read_bytes() == saved

@@ -15,6 +15,7 @@ the ones registered for ``ANY_GAME`` (``random``) serve every game.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import math
 from collections.abc import Callable
@@ -262,7 +263,8 @@ def _parse(spec: str, policies: dict[str, PolicyEntry]) -> PolicySpec:
     name, _, rest = spec.strip().partition(":")
     name = name.strip().lower()
     if name not in policies:
-        raise ValueError(f"unknown policy {quote(name)}")
+        close = difflib.get_close_matches(name, list(policies), n=1)
+        raise ValueError(f"unknown policy {quote(name)}" + (f"; did you mean {close[0]!r}?" if close else ""))
     entry = policies[name]
     declared = {o.name: o for o in entry.options}
     given: dict[str, Any] = {}

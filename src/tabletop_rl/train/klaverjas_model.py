@@ -180,7 +180,11 @@ def train_model_main(argv: list[str] | None = None) -> int:
     """``tabletop train klaverjas-model``: generate (or resume) teacher shards, train the MLP on soft targets;
     with ``--dagger-deals`` let that model play more deals, labelled by the teacher, and train again on all;
     report the agreement with the teacher on held-out deals and save model.txt."""
-    parser = argparse.ArgumentParser(prog="tabletop train klaverjas-model", description=train_model_main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tabletop train klaverjas-model",
+        description="Generate (or resume) teacher shards and train the Klaverjas MLP on soft targets; with "
+                    "--dagger-deals, let that model play more deals, labelled by the teacher, and train again on all. "
+                    "Reports the agreement with the teacher on held-out deals and saves the model.")
     parser.add_argument("--data", default="runs/klaverjas-data", help="folder of teacher shards (made if missing)")
     parser.add_argument("--deals", type=int, default=3600, help="deals the teacher plays (both rule sets)")
     parser.add_argument("--dagger-deals", type=int, default=0,
@@ -190,15 +194,15 @@ def train_model_main(argv: list[str] | None = None) -> int:
                         help="teacher samples per decision for tricks 1..8, comma-separated")
     parser.add_argument("--explore", type=float, default=0.15, help="chance of a random card in the played deals")
     parser.add_argument("--hidden", default="128,64", help="hidden layer sizes, comma-separated")
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--lr", type=float, default=0.002)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--epochs", type=int, default=30, help="passes over the examples (default 30)")
+    parser.add_argument("--lr", type=float, default=0.002, help="learning rate, decaying linearly to 0 (default 0.002)")
+    parser.add_argument("--batch", type=int, default=256, help="examples per gradient step (default 256)")
     parser.add_argument("--objective", choices=("score", "points"), default="points",
                         help="card values to learn: the deal score (nat counts) or the point difference")
     parser.add_argument("--temperature", type=float, default=10.0, help="soft targets: softmax(value / T); 0 = hard")
     parser.add_argument("--holdout", type=float, default=0.1, help="fraction of the teacher's deals held out")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="model.txt")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the training (default 0)")
+    parser.add_argument("--out", default="model.txt", help="where the model is saved (default model.txt)")
     args = parser.parse_args(argv)
     try:
         args.samples = tuple(int(s) for s in args.samples.split(","))

@@ -85,7 +85,7 @@ def add_arguments(parser: Any, config: type = TrainConfig, skip: Collection[str]
         else:
             kind = {"int": int, "float": float, "str": str}[str(f.type)]
             parser.add_argument(flag, type=kind, default=default, metavar=f.name.upper(),
-                                help=f"{f.metadata['help']} (default {f.default})")
+                                help=f.metadata["help"] + (f" (default {f.default})" if f.default != "" else ""))
 
 
 def config_from_args(args: Any, config: type = TrainConfig) -> Any:

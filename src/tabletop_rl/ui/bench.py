@@ -211,7 +211,8 @@ def _positive(kind: type) -> Callable[[str], Any]:
 
 def main(argv: list[str] | None = None) -> None:
     """``tabletop bench splendor``: a quick throughput table of the core and every env interface."""
-    ap = argparse.ArgumentParser(prog="tabletop bench splendor", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="tabletop bench splendor",
+                                 description="A quick throughput table of the core and every env interface.")
     ap.add_argument("--seconds", type=_positive(float), default=2.0,
                     help="duration of each timed loop (each loop is warmed up first, untimed)")
     ap.add_argument("--games", type=_positive(int), default=10000, help="games in the batched core measurement")

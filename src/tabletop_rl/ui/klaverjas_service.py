@@ -863,7 +863,9 @@ class _Server(uvicorn.Server):
 
 def serve_main(argv: list[str] | None = None) -> int:
     """``tabletop serve klaverjas [--config FILE] [--host H] [--port P]``: run the service with uvicorn."""
-    parser = argparse.ArgumentParser(prog="tabletop serve klaverjas", description=serve_main.__doc__)
+    parser = argparse.ArgumentParser(prog="tabletop serve klaverjas",
+                                     description="Run the Klaverjas best-card HTTP service with uvicorn; the URL "
+                                                 "(and its /docs page) is printed once it listens.")
     parser.add_argument("--config", help="YAML (or JSON) settings file (keys of ServiceConfig)")
     parser.add_argument("--host", type=_argument(_host), help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=_argument(_port), help="port to listen on (0: any free port; the URL is "

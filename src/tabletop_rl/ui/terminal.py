@@ -1,8 +1,9 @@
 """Terminal play against policies, and replays of recorded games; any game, through the ``Game`` contract.
 
-A person's turn shows the board from their seat and the legal moves, numbered; they answer with a
-number or a move name. ``help`` explains, ``board`` redraws, ``quit`` (or end of input) saves the
-game to a file that ``--load`` resumes.
+A person's turn shows the board from their seat and the legal moves, each numbered by its action id (so a
+move keeps its number from turn to turn), moves that buy listed first; they answer with a number or a move
+name. ``help`` explains, ``board`` redraws, ``quit`` (or end of input) saves the game to a file that
+``--load`` resumes.
 
 >>> import io, pathlib, tempfile
 >>> out, save = io.StringIO(), pathlib.Path(tempfile.mkdtemp()) / "save.json"
@@ -33,7 +34,7 @@ from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import game_class, policy_game
 
 __all__ = ["SAVE_FORMAT", "Table", "load_table", "new_table", "play_terminal", "replay_frames", "replay_terminal",
-           "result_line", "save_table", "step_moves", "write_game_logs"]
+           "result_line", "save_table", "step_moves", "to_you", "write_game_logs"]
 
 #: The saved-game format of ``tabletop play`` and ``tabletop web`` (each resumes the other's saves).
 SAVE_FORMAT = "tabletop-save/1"
@@ -185,7 +186,8 @@ def _ask_move(table: Table, stdin: IO[str], con: _Console) -> int | None:
     state = table.state
     seat = state.current_player
     legal = [int(a) for a in state.legal_mask().nonzero()[0]]
-    moves = _move_list([_described(state, seat, a) for a in legal])
+    shown = sorted(((a, _described(state, seat, a)) for a in legal), key=lambda move: _listed_late(move[1]))
+    moves = _move_list(shown)
     con.say(state.render(viewer=table.seat, color=con.color))
     con.say(moves)
     while True:
@@ -209,16 +211,17 @@ def _ask_move(table: Table, stdin: IO[str], con: _Console) -> int | None:
             action, problem = _parse_move(state, answer, legal)
             if problem is None:
                 return action
-            con.say(f"{_to_you(problem, table.seat)}; try again (help lists the commands)")
+            con.say(f"{to_you(problem, table.seat)}; try again (help lists the commands)")
 
 
 def _parse_move(state: Any, answer: str, legal: list[int]) -> tuple[int, str | None]:
-    """``(action, None)`` for a legal answer (list number or move name), else ``(-1, reason)``."""
+    """``(action, None)`` for a legal answer (a number from the list, the move's action id, or its name), else
+    ``(-1, reason)``."""
     if answer.isdigit():
         number = int(answer)
-        if 1 <= number <= len(legal):
-            return legal[number - 1], None
-        return -1, f"there is no move {number}: choose 1-{len(legal)} or type a move name"
+        if number in legal:
+            return number, None
+        return -1, f"there is no move {number} in the list: choose a number shown or type a move name"
     try:
         action = state.move_id(answer)
     except ValueError as e:
@@ -234,13 +237,15 @@ _YOU_VERBS = {"has": "have", "holds": "hold", "is": "are", "was": "were", "does"
               "owns": "own", "qualifies": "qualify", "lacks": "lack"}
 
 
-def _to_you(reason: str, seat: int) -> str:
+def to_you(reason: str, seat: int) -> str:
     """A game's reason, said to the person at ``seat``: "player 0's tokens" -> "your tokens", "player 0 already
     holds" -> "you already hold", and the "they" that refers back to them -> "you".
 
-    >>> _to_you("buy:2.0: card 45 costs 6 more than player 0's tokens cover, and they hold 0 gold", 0)
+    The terminal and the web page both speak to the person this way.
+
+    >>> to_you("buy:2.0: card 45 costs 6 more than player 0's tokens cover, and they hold 0 gold", 0)
     'buy:2.0: card 45 costs 6 more than your tokens cover, and you hold 0 gold'
-    >>> _to_you("reserve:1.0: player 1 already holds 3 reserved cards", 1)
+    >>> to_you("reserve:1.0: player 1 already holds 3 reserved cards", 1)
     'reserve:1.0: you already hold 3 reserved cards'
     """
     text = re.sub(rf"\b(?:[Pp]layer |[Ss]eat |P){seat}'s\b", "your", reason)
@@ -255,15 +260,28 @@ def _to_you(reason: str, seat: int) -> str:
 _SHORT_NAME = 24  # the longest bare move name, Splendor's "take:white,green,black" and the like
 
 
-def _move_list(names: list[str], line: int = 100) -> str:
-    """Numbered names (from 1) in as many columns as fit in ``line`` characters; short names and long ones
-    (a move shown with its card) are laid out in separate blocks, so the short ones are not spread thin.
+#: Move kinds listed before the others: buying is what a person looks for first (Splendor's ids put the takes
+#: and the 15 reserves before the buys).
+_LISTED_FIRST = ("buy", "buy_reserved")
 
-    >>> print(_move_list(["pass"]))
-    Legal moves:
-       1 pass
+
+def _listed_late(name: str) -> bool:
+    """Sort key of a described move: buys (False) before the rest (True); ``sorted`` keeps id order within each.
+
+    >>> _listed_late("buy:1.0 [#2 W 0p | b1 g2 r1 k1]"), _listed_late("reserve:1.0 [#2 W 0p | b1 g2 r1 k1]")
+    (False, True)
     """
-    numbered = list(enumerate(names, 1))
+    return name.partition(":")[0] not in _LISTED_FIRST
+
+
+def _move_list(numbered: list[tuple[int, str]], line: int = 80) -> str:
+    """Numbered names in as many columns as fit in ``line`` characters; short names and long ones (a move shown
+    with its card) are laid out in separate blocks, so the short ones are not spread thin.
+
+    >>> print(_move_list([(71, "pass")]))
+    Legal moves:
+      71 pass
+    """
     long = _SHORT_NAME  # a bare move name fits; one shown with its card does not
     blocks = [[(k, name) for k, name in group] for _, group in groupby(numbered, key=lambda kn: len(kn[1]) > long)]
     return "Legal moves:\n" + "\n".join(row for block in blocks for row in _columns(block, line))
@@ -373,8 +391,14 @@ class _Viewer:
         return "turn" if self.frames[0].simultaneous else "ply"
 
     def frame(self, k: int) -> str:
-        """A header naming the moves that led to frame ``k`` (with LLM notes), then the board."""
-        head = f"--- {self.unit} {k}/{len(self.frames) - 1}: " + (self._moves(k) if k else "start")
+        """A header naming the moves that led to frame ``k`` (with LLM notes), then the board. A game of turns
+        numbers them from 1, as its board does, which shows the turn whose orders it awaits: frame ``k`` comes
+        after turn ``k`` and before turn ``k + 1``."""
+        last = len(self.frames) - 1
+        if not k:
+            head = f"--- before turn 1/{last}: start" if self.frames[0].simultaneous else f"--- ply 0/{last}: start"
+        else:
+            head = f"--- {'after turn' if self.frames[0].simultaneous else 'ply'} {k}/{last}: {self._moves(k)}"
         return head + "\n" + self.frames[k].render(viewer=self.seat, color=self.color)
 
     def _moves(self, k: int) -> str:

@@ -147,3 +147,25 @@ def test_gymnasium_record_video_writes_a_video_of_an_episode(tmp_path):
     env.close()
     videos = list((tmp_path / "videos").glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 10_000
+
+
+def _columns(text: str) -> int:
+    return max(len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in text.splitlines())
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_text_board_fits_80_columns_for_every_viewer(num_players):
+    widest = 0
+    for seed in range(3):
+        g, rng = SplendorGame(num_players=num_players, seed=seed), np.random.default_rng(seed)
+        while not g.is_over:
+            legal = g.legal_actions()
+            reserves = [a for a in legal if move_text(g, int(a)).startswith("reserve")]
+            g.step(int(rng.choice(reserves if reserves and rng.random() < 0.3 else legal)))
+            if g.ply % 7 == 0 or g.is_over:
+                widest = max(widest, *(_columns(render_ansi(g, viewer, color))
+                                       for viewer in (None, *range(num_players)) for color in (False, True)))
+    crowded = game(position(num_players, reserved={p: [82 - 3 * p, 78 - 3 * p, 62 - p] for p in range(num_players)},
+                            current_player=num_players - 1))
+    widest = max(widest, *(_columns(render_ansi(crowded, viewer)) for viewer in (None, *range(num_players))))
+    assert widest <= 80

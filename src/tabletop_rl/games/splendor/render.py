@@ -8,7 +8,8 @@ Colour letters in the text board: w white, b blue, g green, r red, k black, y go
 ``[#41 G 2p | w3 b2 r2]`` (id, bonus colour, points, cost). Each market card is labelled with the
 ``level.slot`` that the move names use (``1.0`` is ``buy:1.0``, slots count from 0 like the names), each
 reserved card with its ``buy_reserved`` index, each table noble with its ``noble`` index.
-``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
+The board fits 80 columns: a row wider than that (a level's four cards, five nobles, three reserves) goes on
+under itself. ``move_text`` writes a move's name with the card it buys or reserves, as the board draws it.
 ``board_view`` gives the same board as JSON-ready data, for the web viewer (``tabletop web``).
 
 >>> from tabletop_rl import SplendorGame
@@ -63,6 +64,8 @@ def _status(game: _Game) -> str:
 # --- ansi ----------------------------------------------------------------------------------
 _ANSI_CODES = ("97", "94", "92", "91", "90", "93")  # per token colour; black as grey to show on dark terminals
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+#: The text board's width: a standard terminal's 80 columns.
+_BOARD_COLUMNS = 80
 
 
 def render_ansi(game: _Game, viewer: int | None = None, color: bool = True) -> str:
@@ -75,14 +78,14 @@ def render_ansi(game: _Game, viewer: int | None = None, color: bool = True) -> s
     _check_viewer(game, viewer)
     paint = _painter(color)
     view = "spectator" if viewer is None else f"P{viewer}"
-    final = "  FINAL ROUND" if game.state[R.FINAL_ROUND] else ""
-    lines = [f"Splendor  ply {game.ply}  {paint(_status(game), '1')}{final}  view: {view}",
+    final = ["FINAL ROUND"] if game.state[R.FINAL_ROUND] and not game.is_over else []
+    lines = [*_fitted("Splendor  ", [f"ply {game.ply}", paint(_status(game), "1"), *final, f"view: {view}"]),
              "Bank     " + _token_counts(list(game.bank.values()), paint),
-             "Nobles   " + "  ".join(f"{i} {_noble_text(nb, paint)}" for i, nb in enumerate(game.table_nobles))]
+             *_fitted("Nobles   ", [f"{i} {_noble_text(nb, paint)}" for i, nb in enumerate(game.table_nobles)])]
     for level in (3, 2, 1):
         row = [f"{level}.{slot} " + (_card_text(c, paint) if c is not None else "[ empty ]")
                for slot, c in enumerate(game.market(level))]
-        lines.append(f"Level {level}  deck {game.deck_sizes[level - 1]:2d}  " + _aligned(row))
+        lines += _fitted(f"Level {level}  deck {game.deck_sizes[level - 1]:2d}  ", _aligned(row), sep=" ")
     lines += [line for p in range(game.num_players) for line in _player_lines(game, p, viewer, paint)]
     return "\n".join(lines)
 
@@ -93,9 +96,32 @@ def _painter(color: bool):
     return lambda text, code: f"\x1b[{code}m{text}\x1b[0m"
 
 
-def _aligned(cells: list[str], width: int = 28) -> str:
+def _visible(text: str) -> int:
+    """Columns ``text`` takes on a terminal (its colour codes take none)."""
+    return len(_ANSI_RE.sub("", text))
+
+
+def _aligned(cells: list[str], width: int = 28) -> list[str]:
     """Cells padded to a common visible width (the widest card and its label), so market columns line up."""
-    return " ".join(cell + " " * max(0, width - len(_ANSI_RE.sub("", cell))) for cell in cells).rstrip()
+    return [cell + " " * max(0, width - _visible(cell)) for cell in cells]
+
+
+def _fitted(head: str, cells: list[str], sep: str = "  ", width: int = _BOARD_COLUMNS) -> list[str]:
+    """``head`` then ``cells`` joined by ``sep``, wrapped before ``width`` columns onto lines indented under the
+    first cell, so the board fits a standard terminal.
+
+    >>> _fitted("Row  ", ["a" * 40, "b" * 40])
+    ['Row  aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '     bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb']
+    """
+    lines: list[str] = []
+    line, fresh = head, True
+    for cell in cells:
+        if not fresh and _visible(line + sep + cell.rstrip()) > width:
+            lines.append(line.rstrip())
+            line, fresh = " " * _visible(head), True
+        line += cell if fresh else sep + cell
+        fresh = False
+    return [*lines, line.rstrip()]
 
 
 def _token_counts(counts: list[int], paint, skip_zero: bool = False) -> str:
@@ -123,10 +149,11 @@ def _player_lines(game: _Game, p: int, viewer: int | None, paint) -> list[str]:
     nobles = " ".join(f"N{nb}" for nb in me["nobles"]) or "-"
     reserves = [f"{i} " + (_card_text(card, paint) if card is not None else f"[hidden L{level}]")
                 for i, (level, card) in enumerate(_visible_reserves(game, p, viewer))]
-    return [f"{mark} P{p}  {me['points']:2d}p  tokens {_token_counts(tokens, paint)} ({sum(tokens)})"
-            f"  bonuses {_token_counts(list(me['bonuses'].values()), paint)}"
-            f"  cards {len(me['bought'])}  nobles {nobles}",
-            "       reserved " + (" ".join(reserves) or "-")]
+    return [*_fitted(f"{mark} P{p}  {me['points']:2d}p  ",
+                     [f"tokens {_token_counts(tokens, paint)} ({sum(tokens)})",
+                      f"bonuses {_token_counts(list(me['bonuses'].values()), paint)}",
+                      f"cards {len(me['bought'])}", f"nobles {nobles}"]),
+            *_fitted("       reserved ", reserves or ["-"], sep=" ")]
 
 
 # --- moves ---------------------------------------------------------------------------------

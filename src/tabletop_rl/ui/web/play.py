@@ -15,7 +15,7 @@ move is a turn's orders (JSON), played with the policy's orders of the same turn
 ('demo', True, 2)
 >>> desk.move("demo", "take2:red")
 Traceback (most recent call last):
-tabletop_rl.core.game.IllegalActionError: splendor, seat 1: take2:red needs 4 red in the bank, there are 3
+tabletop_rl.core.game.IllegalActionError: take2:red needs 4 red in the bank, there are 3
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import numpy as np
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.schedule import derive_seed
-from tabletop_rl.core.game import policy_answer
+from tabletop_rl.core.game import IllegalActionError, policy_answer
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.games import game_class, policy_game
-from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table
+from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table, to_you
 from tabletop_rl.ui.web.menu import PolicyMenu
 from tabletop_rl.ui.web.views import position_view
 
@@ -147,7 +147,8 @@ class PlayDesk:
     def move(self, name: str, move: str) -> dict[str, Any]:
         """Play the person's ``move`` (a move name; in a game of simultaneous moves the orders, as JSON text) with
         the other seats' answers of the same step, then the policies up to the person's next turn, saving after
-        each step. ``IllegalActionError`` (or ``ValueError`` for no move at all) leaves the game as it was."""
+        each step. ``IllegalActionError`` (or ``ValueError`` for no move at all) leaves the game as it was; its
+        reason is said to the person ("your tokens"), without the game and seat they know."""
         opened = self._get(name)
         with opened.lock:
             state = opened.table.state
@@ -155,7 +156,10 @@ class PlayDesk:
             if seat is None:
                 raise ValueError("the game is over" if state.is_over else "it is not your turn")
             others = [s for s in state.pending_seats() if s != seat]  # seats ordering with the person, unseen
-            self._step(opened, {seat: move, **self._answers(opened, others)})
+            try:
+                self._step(opened, {seat: move, **self._answers(opened, others)})
+            except IllegalActionError as e:
+                raise IllegalActionError(to_you(e.reason, opened.table.seat)) from None
         return self._advance(name, opened)
 
     # --- the parts -----------------------------------------------------------------------------

@@ -169,7 +169,9 @@ function splendorCard(card, moves) {
   return node;
 }
 
+/** A button playing `move`, only where the server lists it as legal (no "buy" on a card the player cannot afford). */
 function moveButton(play, move, label) {
+  if (!play.legal.has(move)) return null;
   return el("button", { class: "move", "data-move": move, onclick: (e) => { e.stopPropagation(); play.send(move); } }, label);
 }
 
@@ -183,7 +185,8 @@ function drawSplendor(b, play) {
       el("button", { onclick: () => play.pick(null) }, "Clear")));
   }
   const nobles = el("div", { class: "nobles" }, el("h4", {}, "Nobles"), b.nobles.map((n, i) => el("div",
-    { class: "noble", title: `noble ${n.id}`, "data-move": play ? `noble:${i}` : null, onclick: play ? () => play.send(`noble:${i}`) : null },
+    { class: "noble", title: `noble ${n.id}`, ...(play && play.legal.has(`noble:${i}`)
+      ? { "data-move": `noble:${i}`, onclick: () => play.send(`noble:${i}`) } : {}) },
     el("span", { class: "points" }, n.points), el("div", { class: "cost" },
       Object.entries(n.needs).map(([c, k]) => el("span", { class: `bonus ${c}` }, k))))));
   const market = el("div", { class: "market" }, b.market.map((row) => el("div", { class: "market-row" },
@@ -202,7 +205,7 @@ function splendorPlayer(b, p, play) {
     el("div", { class: "player-head" }, el("span", { class: `seat p${p.seat}` }, `P${p.seat}`),
       el("span", { class: "score" }, `${p.points} pts`), el("span", { class: "small" }, `${p.cards} cards \u00b7 ${held} tokens \u00b7 nobles ${p.nobles.length}`)),
     el("div", { class: "row" }, el("span", { class: "label" }, "tokens"), COLOURS.map((c) => token(c, p.tokens[c],
-      play ? { class: `token ${c} pickable`, "data-move": `return:${c}`, onclick: () => play.send(`return:${c}`) } : {}))),
+      play && play.legal.has(`return:${c}`) ? { class: `token ${c} pickable`, "data-move": `return:${c}`, onclick: () => play.send(`return:${c}`) } : {}))),
     el("div", { class: "row" }, el("span", { class: "label" }, "bonuses"), COLOURS.slice(0, 5).map((c) => el("span", { class: `bonus ${c}` }, p.bonuses[c]))),
     el("div", { class: "row reserved" }, el("span", { class: "label" }, "reserved"), p.reserved.length ? p.reserved.map((card, i) => card.hidden
       ? el("div", { class: `card back level${card.level}`, title: "a blind reserve: hidden from this view" }, `L${card.level}`)
@@ -379,7 +382,7 @@ async function sendMove(move) {
     state.origin = null;
     showPlay(view);
   } catch (e) {
-    explain(`${move}: ${e.message}`);
+    explain(e.message);  // the server's reason names the move and speaks to the person
   }
 }
 
@@ -397,6 +400,7 @@ function showPlay(view, keepExplain = false) {
   if (!keepExplain) $("play-explain").hidden = true;
   const handlers = view.your_turn ? {
     seat: view.seat, actingSeat: view.acting_seat, picked: state.picked, send: (m) => sendMove(m),
+    legal: new Set(view.legal.map((m) => m.move)),
     pick: (c) => { state.picked = c === null ? [] : [...state.picked, c].slice(-3); showPlay(state.play); },
     takeMove: () => (state.picked.length === 2 && state.picked[0] === state.picked[1]
       ? `take2:${state.picked[0]}` : `take:${state.picked.join(",")}`),
