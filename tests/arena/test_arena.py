@@ -392,10 +392,10 @@ def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
         replay_terminal(tmp_path, game["index"], stdout=out, interactive=False, seat=seat)
         shown[seat] = out.getvalue()
     first = describe(game["moves"][0])
-    assert (f"--- turn 1/{game['plies']}: P0 (heuristic) played {first[0]}; P1 ({llm}) played {first[1]}\n"
+    assert (f"--- after turn 1/{game['plies']}: P0 (heuristic) played {first[0]}; P1 ({llm}) played {first[1]}\n"
             "  P1:\n    [llm; 2 call(s), 2 tool call(s), 200+40 tokens") in shown[None]
     assert "reasoning: the heuristic's plan" in shown[1]
-    assert f"--- turn 1/{game['plies']}: P0 (heuristic) played {first[0]}\n" in shown[0]
+    assert f"--- after turn 1/{game['plies']}: P0 (heuristic) played {first[0]}\n" in shown[0]
     assert f"({llm}) played" not in shown[0] and "reasoning" not in shown[0] and "(spectator)" not in shown[0]
 
 
