@@ -297,7 +297,7 @@ def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_an
     assert bad.returncode == 2 and "--seat must be in 0..1" in bad.stderr
 
 
-# --- issue 15, item 17 ------------------------------------------------------------------------------
+# --- without the [train] extra ---------------------------------------------------------------------------
 #: Runs Python with torch, stable-baselines3 and sb3_contrib hidden, as on a machine without the [train] extra.
 _HIDE_TRAIN = (
     "import sys, runpy\n"
@@ -360,7 +360,7 @@ def test_train_steps_round_up_to_whole_rollouts_and_the_progress_line_says_so(tm
     assert "rounded up to whole rollouts" in tabletop("train", "--help").stdout
 
 
-# --- issue 15, items 13, 14, 15 and 21: the arena ------------------------------------------------------------
+# --- the arena: warm-up, labels, intervals ----------------------------------------------------------------
 @pytest.mark.slow  # a cold numba compile in a subprocess: 15-25 s on 2 cores
 def test_a_cold_first_run_says_it_compiles_and_keeps_compiling_out_of_the_timings(tmp_path):
     env = {**ENV, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # a first run: numba's cache is empty

@@ -1,4 +1,4 @@
-"""Issue 15, items 14 and 21: a rating interval from too few games, or of zero width, says it is not meaningful
+"""A rating interval from too few games, or of zero width, says it is not meaningful
 (in the table and in ``summary.json``); a run's first crash is kept in the summary; no file is listed that was
 not written."""
 

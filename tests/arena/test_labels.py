@@ -1,4 +1,4 @@
-"""Issue 15, item 15 and part of 21: every policy has a unique readable label (``name=`` in any spec, or
+"""Every policy has a unique readable label (``name=`` in any spec, or
 automatic) in tables, plots and ``summary.json`` with the full spec beside it; a bad spec's one-line error
 leads with the problem."""
 

@@ -1,4 +1,4 @@
-"""Issue 15, items 13 and 14: every policy is built and asked for a move before the first game, so a policy
+"""Every policy is built and asked for a move before the first game, so a policy
 that cannot play the game is refused at once and compiling is done (and said) before the games start; a
 worker's first move is never timed; the time left is measured on games, not on start-up."""
 

@@ -1,4 +1,4 @@
-"""The PettingZoo AEC env: PettingZoo's own conformance tests, the pitfalls listed in issue 3,
+"""The PettingZoo AEC env: PettingZoo's own conformance tests, the known pitfalls of AEC envs,
 end rewards, truncation, positions, seeds, illegal moves and pickling."""
 
 from __future__ import annotations

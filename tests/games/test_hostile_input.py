@@ -1,4 +1,4 @@
-"""Issue 15 items 6, 7, 8, 11: hostile input to the loaders and step paths gives a short one-line error."""
+"""Hostile input to the loaders and step paths gives a short one-line error."""
 
 from __future__ import annotations
 

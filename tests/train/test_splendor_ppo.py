@@ -102,7 +102,7 @@ def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
 
 
 def test_an_eval_opponent_keeps_its_own_options(tmp_path):
-    search = "expectiminimax:depth=20,budget_ms=0,nodes=60000"  # issue 16's yardstick for the network alone
+    search = "expectiminimax:depth=20,budget_ms=0,nodes=60000"  # the yardstick for the network alone
     assert eval_specs(f"greedy,{search}, random") == ["greedy", search, "random"]
     assert eval_specs("") == []
     validate(small(tmp_path, eval_opponents=f"greedy,{search}"))

@@ -1,6 +1,6 @@
 """The best-card service as a user starts it: ``tabletop serve klaverjas --port 0`` in a subprocess on loopback,
-reached through raw sockets and httpx (issue 15: item 4, request bodies over the limit; item 20, startup, docs,
-optional history and the request forms). Every wait has a deadline and every loop a bound."""
+reached through raw sockets and httpx: request bodies over the limit, startup, the docs' requests, optional
+history and the request forms. Every wait has a deadline and every loop a bound."""
 
 from __future__ import annotations
 

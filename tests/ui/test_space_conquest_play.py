@@ -1,5 +1,5 @@
 """Terminal play driven through standard input: in process (``play_main``) and through the real
-``python -m tabletop_rl.cli play space-conquest`` command (issue 15 item 19)."""
+``python -m tabletop_rl.cli play space-conquest`` command."""
 
 import io
 import json
@@ -138,7 +138,7 @@ def test_argparse_errors_exit_2(capsys):
     assert stop.value.code == 2 and "expected 2 arguments" in capsys.readouterr().err
 
 
-# --- through the real command (issue 15 item 19) -----------------------------------------------------------
+# --- through the real command ----------------------------------------------------------------------------
 COMMAND = [sys.executable, "-m", "tabletop_rl.cli", "play", "space-conquest"]
 
 

@@ -1,4 +1,4 @@
-"""docs/space_conquest.md's example runs as written and its order is accepted (issue 15 item 21, part)."""
+"""docs/space_conquest.md's example runs as written and its order is accepted."""
 
 from __future__ import annotations
 

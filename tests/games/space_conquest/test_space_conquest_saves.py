@@ -1,4 +1,4 @@
-"""Issue 15 item 10: a save whose state does not follow from its seed and moves is refused.
+"""A save whose state does not follow from its seed and moves is refused.
 
 Loading replays the save's seed and history from the start and compares the result with the stored state and
 event log; the first difference is named in one line. The fuzz test edits one field of a real save at a time:
