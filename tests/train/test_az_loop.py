@@ -17,6 +17,7 @@ from extra_skips import needs
 
 torch = needs("torch")
 
+from interrupts import interrupt_after_saving, resume_hint  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import export_model, load_checkpoint  # noqa: E402
 from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
@@ -199,22 +200,13 @@ def test_an_interrupted_run_prints_the_command_that_resumes_it(tmp_path, monkeyp
     """Ctrl-C after iteration 1's checkpoint: the hint resumes there, and the resumed run plays iteration 2 only."""
     import tabletop_rl.train.splendor_az as loop
 
-    saved = loop._save
-
-    def save_then_interrupt(path, *args, **kwargs):
-        written = saved(path, *args, **kwargs)
-        if path.name == "iter_1.pt":
-            raise KeyboardInterrupt
-        return written
-
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(loop, "_save", save_then_interrupt)
+    saved = interrupt_after_saving(monkeypatch, loop, "iter_1.pt")
     command = ["train", "splendor", "--algo", "az", "--iterations", "2", "--games", "1", "--simulations", "4",
                "--net", "8", "--init", "none", "--workers", "0", "--max-plies", "60", "--eval-games", "2",
                "--eval-search-games", "0", "--checkpoint-every", "1", "--out", "run", "--no-progress"]
     assert main(command) == 130
-    hint = capsys.readouterr().err.strip().splitlines()[-1]
-    resume = hint.partition("go on from its latest checkpoint with: ")[2]
+    hint, resume = resume_hint(capsys.readouterr().err)
     assert resume.startswith("tabletop train splendor --algo az ")
     assert resume.endswith("--resume run/checkpoints/iter_1.pt"), hint
     monkeypatch.setattr(loop, "_save", saved)

@@ -16,6 +16,7 @@ from extra_skips import needs
 
 torch = needs("torch")
 
+from interrupts import interrupt_after_saving, resume_hint  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
 from tabletop_rl.agents.ppo import load_checkpoint, save_checkpoint  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
@@ -203,22 +204,13 @@ def test_an_interrupted_run_prints_the_command_that_resumes_it(tmp_path, monkeyp
     """Ctrl-C after the checkpoint at step 1,024: the hint resumes there, and the resumed run trains the rest."""
     import tabletop_rl.train.splendor_cleanrl_ppo as loop
 
-    saved = loop._save
-
-    def save_then_interrupt(path, *args, **kwargs):
-        written = saved(path, *args, **kwargs)
-        if path.name == "step_1024.pt":
-            raise KeyboardInterrupt
-        return written
-
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(loop, "_save", save_then_interrupt)
+    saved = interrupt_after_saving(monkeypatch, loop, "step_1024.pt")
     command = ["train", "splendor", "--steps", "2048", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128",
                "--net", "16", "--eval-games", "2", "--eval-every", "100000", "--checkpoint-every", "512",
                "--no-progress", "--out", "run"]
     assert main(command) == 130
-    hint = capsys.readouterr().err.strip().splitlines()[-1]
-    resume = hint.partition("go on from its latest checkpoint with: ")[2]
+    hint, resume = resume_hint(capsys.readouterr().err)
     assert resume.startswith("tabletop train splendor ") and resume.endswith("--resume run/checkpoints/step_1024.pt")
     monkeypatch.setattr(loop, "_save", saved)
     assert main(shlex.split(resume)[1:]) == 0

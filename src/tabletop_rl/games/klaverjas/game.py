@@ -155,9 +155,8 @@ class KlaverjasGame(TurnBased):
     def policy_info(self, seat: int) -> SeatView:
         """``seat``'s view (``SeatView``): a copy holding its own hand and the public record, the other hands
         empty and the dealing random stream cleared (``rules.seat_view``); ``player`` is its partnership."""
-        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
-            raise ValueError(f"seat must be in 0..3, got {quote(seat)}")
-        return SeatView(int(seat), int(seat) % 2, KlaverjasGame(R.seat_view(self.state, int(seat))))
+        seat = as_index(seat, "seat", stop=4)
+        return SeatView(seat, seat % 2, KlaverjasGame(R.seat_view(self.state, seat)))
 
     def seat_view(self, seat: int, seed: int) -> KlaverjasGame:
         """The other hands re-dealt from ``seed`` consistently with what ``seat`` has seen."""

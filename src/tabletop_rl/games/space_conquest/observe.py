@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from tabletop_rl.core.game import SeatView, quote
+from tabletop_rl.core.game import SeatView, as_index
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import event_dict, move_dict, require_bounded
 
@@ -350,10 +350,8 @@ def _moves_from_action(game: _Game, player: int, vector: np.ndarray) -> dict[str
 def policy_info(game: _Game, player: int) -> SeatView:
     """The ``info`` of ``player``'s policy: its ``SeatView``, whose game is the match as that player knows it
     (``fog_copy``), so no policy can read what its player has not seen."""
-    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) \
-            or not 0 <= player < R.NUM_PLAYERS:
-        raise ValueError(f"seat must be 0 or 1, got {quote(player)}")
-    return SeatView(int(player), int(player), fog_copy(game, int(player)))
+    seat = as_index(player, "seat", stop=R.NUM_PLAYERS)
+    return SeatView(seat, seat, fog_copy(game, seat))
 
 
 def as_orders(game: _Game, player: int, action: Any) -> dict[str, Any] | str:

@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, SeatView, TurnBased, dense_ranks, quote
+from tabletop_rl.core.game import (
+    FUSED_MASK_TYPES,
+    IllegalActionError,
+    SeatView,
+    TurnBased,
+    as_index,
+    dense_ranks,
+    quote,
+)
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
@@ -239,7 +247,7 @@ class SplendorGame(TurnBased):
         """``seat``'s view (``SeatView``): a copy whose cards ``seat`` cannot see (deck orders, the other
         players' blind reserves) are the unseen cards in order of id, level by level, and whose playout random
         stream is cleared."""
-        seat = _check_seat(self, seat)
+        seat = as_index(seat, "seat", stop=self.num_players)
         state = self.state.copy()
         _HIDE.call(state, seat)
         return SeatView(seat, seat, SplendorGame._from_state(state))
@@ -400,7 +408,7 @@ class SplendorGame(TurnBased):
         (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
         """
         state = self.state.copy()
-        R.determinize_state(state, _check_seat(self, player), _seed_int(seed))
+        R.determinize_state(state, as_index(player, "player", stop=self.num_players), _seed_int(seed))
         return SplendorGame._from_state(state)
 
     # --- JSON ----------------------------------------------------------------------------
@@ -424,13 +432,6 @@ class SplendorGame(TurnBased):
     def __repr__(self) -> str:
         status = "over" if self.is_over else f"player {self.current_player} to act ({self.phase})"
         return f"SplendorGame({self.num_players} players, ply {self.ply}, scores {self.scores}, {status})"
-
-
-def _check_seat(g: SplendorGame, seat: Any) -> int:
-    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) \
-            or not 0 <= seat < g.num_players:
-        raise ValueError(f"seat must be in 0..{g.num_players - 1}, got {quote(seat)}")
-    return int(seat)
 
 
 def _check_level(level: Any) -> int:
