@@ -23,29 +23,34 @@ from contextlib import contextmanager
 
 from tabletop_rl.ui.bench import print_markdown
 
-# (label, environment added, parallel); the first row is the yardstick
-SETTINGS: list[tuple[str, dict[str, str], bool]] = [
+# (label, environment added, parallel); the first row is the yardstick, the second the package's default
+SETTINGS: list[tuple[str, dict[str, str], bool | str]] = [
     ("1 thread (`parallel=False`)", {}, False),
-    ("2 threads, the package's default (`OMP_WAIT_POLICY=PASSIVE` unless set)", {}, True),
-    ("2 threads, libgomp's own default (spin about 3 ms, `GOMP_SPINCOUNT=300000`)", {"GOMP_SPINCOUNT": "300000"},
-     True),
-    ("2 threads, `OMP_WAIT_POLICY=ACTIVE` (spin at every barrier)", {"OMP_WAIT_POLICY": "ACTIVE"}, True),
-    ("2 threads, numba's `workqueue` layer", {"NUMBA_THREADING_LAYER": "workqueue"}, True),
+    ("the package's default: `parallel=\"auto\"`, OpenMP spins 3000 rounds", {}, "auto"),
+    ("`parallel=\"auto\"`, `OMP_WAIT_POLICY=PASSIVE` (sleep at once)", {"OMP_WAIT_POLICY": "PASSIVE"}, "auto"),
+    ("`parallel=\"auto\"`, libgomp's own spin (`GOMP_SPINCOUNT=300000`)", {"GOMP_SPINCOUNT": "300000"}, "auto"),
+    ("threads always (`parallel=True`), spin 3000 rounds", {}, True),
+    ("threads always, `OMP_WAIT_POLICY=PASSIVE`", {"OMP_WAIT_POLICY": "PASSIVE"}, True),
+    ("threads always, libgomp's own spin (about 3 ms)", {"GOMP_SPINCOUNT": "300000"}, True),
+    ("threads always, numba's `workqueue` layer", {"NUMBA_THREADING_LAYER": "workqueue"}, True),
 ]
 
 _MEASURE = (
     "import sys, numba; from tabletop_rl.ui.bench import vector_steps_per_second as v; "
-    "n, s, p = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3] == '1'; "
-    "p or numba.set_num_threads(1); "  # the yardstick's learner draw runs on one thread too
+    "n, s, p = int(sys.argv[1]), float(sys.argv[2]), {'1': True, '0': False}.get(sys.argv[3], sys.argv[3]); "
     "print(v(n, 'random', s, parallel=p))"
 )
 
 
-def measure(num_envs: int, seconds: float, env: dict[str, str], parallel: bool) -> float:
+def measure(num_envs: int, seconds: float, env: dict[str, str], parallel: bool | str) -> float:
     """Env-steps/s of one fresh process stepping ``num_envs`` games for ``seconds`` with ``env`` added."""
-    out = subprocess.run([sys.executable, "-c", _MEASURE, str(num_envs), str(seconds), "1" if parallel else "0"],
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(num_envs), str(seconds), _flag(parallel)],
                          env=dict(os.environ, **env), capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def _flag(parallel: bool | str) -> str:
+    return parallel if isinstance(parallel, str) else str(int(parallel))
 
 
 @contextmanager
@@ -74,7 +79,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every setting in each regime (medians)")
     ap.add_argument("--num-envs", type=int, default=1024)
     args = ap.parse_args()
-    cores = os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     load_before = os.getloadavg()[0]
     with busy_cores(cores):
         busy = regime(args.num_envs, args.seconds, args.rounds)

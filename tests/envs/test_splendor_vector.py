@@ -338,13 +338,13 @@ loaded_before = any("libgomp" in line for line in open("/proc/self/maps"))
 env = SplendorVectorEnv(num_envs=4)
 env.reset(seed=0)
 import numba
-print(loaded_before, numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"))
+print(loaded_before, numba.threading_layer(), os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT"))
 """
 
 
 def _wait_setting(**chosen: str) -> list[str]:
-    """(OpenMP loaded before the first step, numba's threading layer, OMP_WAIT_POLICY at the end) of a fresh
-    process whose environment holds ``chosen`` and no other OpenMP wait setting."""
+    """(OpenMP loaded before the first step, numba's threading layer, OMP_WAIT_POLICY and GOMP_SPINCOUNT at the
+    end) of a fresh process whose environment holds ``chosen`` and no other OpenMP wait setting."""
     import os
     import subprocess
     import sys
@@ -356,10 +356,10 @@ def _wait_setting(**chosen: str) -> list[str]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
-def test_numbas_openmp_threads_wait_passively_unless_the_user_chose():
-    """A thread spinning at OpenMP's barrier takes the core from the one it waits for when other processes share
-    the cores (two threads then ran at a fifth of one); the package asks OpenMP to sleep instead, before numba
-    loads it, and keeps a wait setting of the user's own."""
-    assert _wait_setting() == ["False", "omp", "PASSIVE"]
-    assert _wait_setting(OMP_WAIT_POLICY="active") == ["False", "omp", "active"]
-    assert _wait_setting(GOMP_SPINCOUNT="1000") == ["False", "omp", "None"]
+def test_numbas_openmp_threads_spin_briefly_unless_the_user_chose():
+    """A thread spinning for OpenMP's own 3 ms at a barrier takes the core from the one it waits for when other
+    processes share the cores (two threads then ran at a twentieth of one); the package shortens the spin before
+    numba loads OpenMP, and keeps a wait setting of the user's own."""
+    assert _wait_setting() == ["False", "omp", "None", "3000"]
+    assert _wait_setting(OMP_WAIT_POLICY="passive") == ["False", "omp", "passive", "None"]
+    assert _wait_setting(GOMP_SPINCOUNT="1000") == ["False", "omp", "None", "1000"]

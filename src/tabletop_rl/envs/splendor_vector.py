@@ -22,6 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit, prange
 
 from tabletop_rl.core.game import quote
+from tabletop_rl.core.parallel_choice import ParallelChoice
 from tabletop_rl.envs.episode import check_seat, load_position, reward_mode
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_action
@@ -236,17 +237,18 @@ class SplendorVectorEnv(VectorEnv):
     ``copy``: return arrays the env never writes again (default; observations are written straight into a
     new array each step); ``copy=False`` returns the env's own buffers, valid until the next ``step`` (as
     gymnasium's ``SyncVectorEnv(copy=False)``), which saves an allocation and the mask copy per step.
-    ``parallel``: step the games on numba's threads (``numba.set_num_threads``), which sleep between loops
-    (``core/numba_threads.py``) so that cores shared with other work slow them no more than one thread;
-    ``parallel=False`` keeps every kernel on the calling thread, for a process that steps envs from threads
-    of its own or leaves the other cores to a learner.
+    ``parallel``: ``"auto"`` (default) steps the games on numba's threads (``numba.set_num_threads``) or on
+    the calling thread, whichever this machine runs faster now, measured in short trials while it steps
+    (``core.parallel_choice``): the threads on cores of their own, one thread where other work shares the
+    cores; ``True`` always on the threads; ``False`` every kernel on the calling thread, for a process that
+    steps envs from threads of its own or leaves the other cores to a learner.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 256, opponent: str | _OpponentHook = "random", num_players: int = 2,
                  seat: str | int = "random", max_plies: int | None = R.DEFAULT_MAX_PLIES,
-                 reward: str = "win", parallel: bool = True, copy: bool = True) -> None:
+                 reward: str = "win", parallel: bool | str = "auto", copy: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {quote(num_envs)}")
         SplendorGame(num_players, seed=0)  # checks num_players
@@ -281,7 +283,8 @@ class SplendorVectorEnv(VectorEnv):
         self._outputs = Outputs(self._returns, self._flags, self._final_obs, self._obs, self._masks)
         self._all = np.arange(num_envs)
         self._no_actions = np.full(num_envs, -1, np.int64)
-        self.parallel = bool(parallel)
+        self._threads = ParallelChoice(parallel)
+        self.parallel = parallel
         self.copy = copy
         self._started = False
 
@@ -292,7 +295,7 @@ class SplendorVectorEnv(VectorEnv):
         base = int(self.np_random.integers(0, 1 << 62)) if seed is None else int(seed)
         seeds = base + np.arange(self.num_envs, dtype=np.int64)  # game i is SplendorGame(seed=base + i)
         _reset_games(self.states, seeds, self.num_players, self.max_plies, self.seats, self.seat_option,
-                     self.parallel)
+                     self._threads.parallel)
         if options and "position" in options:
             self._load_position(options["position"], seeds)
         self._begin_step()
@@ -351,7 +354,8 @@ class SplendorVectorEnv(VectorEnv):
         the hook are decided in batches, one call per round, until none waits."""
         index = self._all
         while True:
-            _step_games(index, actions, self._games, self._tables, self._config, self._outputs, self.parallel)
+            self._threads.run(_step_games, len(index), index, actions, self._games, self._tables, self._config,
+                              self._outputs)
             index = np.flatnonzero(self._flags[:, _WAITS])
             if len(index) == 0:
                 return
@@ -361,7 +365,7 @@ class SplendorVectorEnv(VectorEnv):
         """The hook's moves for the games in ``index``, checked, as a full-size action array (-1 elsewhere)."""
         obs = np.zeros((len(index), self._obs.shape[1]), np.float32)
         masks = np.zeros((len(index), R.NUM_ACTIONS), np.bool_)
-        _views_of_movers(self.states, index, self._cards, self._nobles, obs, masks, self.parallel)
+        _views_of_movers(self.states, index, self._cards, self._nobles, obs, masks, self._threads.parallel)
         assert self.hook is not None  # only games of an external opponent wait
         chosen = np.asarray(self.hook(obs, masks, index), np.int64)
         if chosen.shape != (len(index),):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from tabletop_rl.core.kernels import pick_legal
 from tabletop_rl.envs.aec import TabletopAEC, splendor_env
@@ -153,18 +153,18 @@ def gym_steps_per_second(seconds: float, env: Any = None) -> float:
     return steps_per_second(episode, seconds)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def random_legal_actions(masks, draws, actions):
     """``actions[i]`` = the legal move of ``masks[i]`` picked by ``draws[i]`` (uniform over the legal moves), on
-    numba's threads, as a policy's batched forward pass would run on the machine's cores."""
-    for i in prange(masks.shape[0]):
+    the calling thread, so that every setting of the vector env's threads pays the same for its moves."""
+    for i in range(masks.shape[0]):
         actions[i] = pick_legal(masks[i], draws[i] % masks[i].sum())
 
 
 def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True,
-                            parallel: bool = True) -> float:
+                            parallel: bool | str = "auto") -> float:
     """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
-    30 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
+    50 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
     env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy, parallel=parallel)
     _obs, info = env.reset(seed=0)
     draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))

@@ -1,0 +1,99 @@
+"""Whether a batch kernel runs on numba's threads: measured while it runs, not assumed.
+
+On a machine of its own, two threads step a batch of games nearly twice as fast as one; on cores shared
+with other processes (a learner beside the env, a busy box) the threads wait for each other at every loop's
+end, and one thread can be the faster (docs/benchmarks.md, "The vector env on shared cores"). Neither
+choice is right everywhere, and the machine changes while a training run goes on, so ``ParallelChoice``
+runs short trials: a few calls on the threads and a few on the calling thread, interleaved so that both
+see the same load; it then keeps the faster for a run of calls and tries again. A run doubles while the
+same side keeps winning (up to ``longest_run``) and starts short again when the other side wins, so the
+trials cost little once the answer is stable and follow the machine when it changes.
+
+>>> now = [0.0]
+>>> def kernel(parallel):  # on this machine the threads are slow: 3 ticks a call against 1
+...     now[0] += 3 if parallel else 1
+...     return parallel
+>>> choice = ParallelChoice("auto", trial_calls=1, first_run=2, clock=lambda: now[0])
+>>> [choice.run(kernel, 10) for _ in range(10)]  # a trial, a run of 2, a trial, a run of 4
+[True, False, True, False, False, False, True, False, True, False]
+>>> choice.parallel
+False
+>>> ParallelChoice(False).run(kernel, 10)
+False
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["ParallelChoice"]
+
+T = TypeVar("T")
+
+
+class ParallelChoice:
+    """``run(kernel, items, *args)`` calls ``kernel(*args, parallel)`` with ``parallel`` chosen by measurement
+    (``mode="auto"``) or fixed (``mode=True`` / ``False``). ``items``: the batch size of this call, so that
+    calls over fewer games compare fairly (time per item).
+
+    A trial is ``trial_calls`` calls on each side, twice, alternating (threads, one thread, threads, one thread);
+    the first call of each side is never timed (it may compile the kernel or start the thread pool).
+    """
+
+    def __init__(self, mode: bool | str = "auto", *, trial_calls: int = 4, first_run: int = 64,
+                 longest_run: int = 4096, clock: Callable[[], float] = time.perf_counter) -> None:
+        if mode not in (True, False, "auto") or isinstance(mode, int) and not isinstance(mode, bool):
+            raise ValueError(f"parallel must be True, False or 'auto', got {mode!r}")
+        self.mode = mode
+        self._trial_calls, self._first_run, self._longest_run = trial_calls, first_run, longest_run
+        self._clock = clock
+        #: the side in use now; threads until a trial says otherwise, as numba's own default
+        self.parallel = mode is not False
+        self._run_length = first_run
+        self._plan: list[tuple[bool, bool]] = []  # (parallel, timed), popped from the end
+        self._seconds = {True: 0.0, False: 0.0}
+        self._items = {True: 0, False: 0}
+        self._warmed = {True: False, False: False}
+
+    def run(self, kernel: Callable[..., T], items: int, *args: Any) -> T:
+        """``kernel(*args, parallel)``, timed when it is part of a trial."""
+        if self.mode != "auto":
+            return kernel(*args, self.mode)
+        if not self._plan:
+            self._start_trial()
+        parallel, timed = self._plan.pop()
+        if not timed:
+            return kernel(*args, parallel)
+        start = self._clock()
+        result = kernel(*args, parallel)
+        self._record(parallel, self._clock() - start, items)
+        return result
+
+    def _start_trial(self) -> None:
+        block = self._trial_calls
+        trial = ([True] * block + [False] * block) * 2
+        self._seconds = {True: 0.0, False: 0.0}
+        self._items = {True: 0, False: 0}
+        self._plan = [(side, True) for side in reversed(trial)]
+
+    def _record(self, parallel: bool, seconds: float, items: int) -> None:
+        if self._warmed[parallel]:
+            self._seconds[parallel] += seconds
+            self._items[parallel] += max(items, 1)
+        self._warmed[parallel] = True
+        if not self._plan:
+            self._decide()
+
+    def _decide(self) -> None:
+        """Run the side with less time per item next (threads while one side has no timing yet); the run
+        doubles when the side in use wins again."""
+        if self._items[True] and self._items[False]:
+            faster = self._seconds[True] / self._items[True] <= self._seconds[False] / self._items[False]
+        else:
+            faster = True
+        stable = faster == self.parallel
+        self._run_length = min(self._run_length * 2, self._longest_run) if stable else self._first_run
+        self.parallel = faster
+        self._plan = [(faster, False)] * self._run_length
