@@ -188,3 +188,21 @@ def test_an_interrupted_command_prints_the_command_that_goes_on_after_the_finish
     assert TM.train_model_main(shlex.split(command)[3:]) == 0
     assert len(deals) == 4 and len(set(deals)) == 4, "the finished shard's deals are not played again"
     assert (tmp_path / "model.txt").is_file()
+
+
+def test_the_command_shows_deals_and_epochs_done_with_the_time_left_on_one_short_line(tmp_path, capsys):
+    """The teacher's deals take most of the command's time: its progress line counts them (resumed shards
+    included) and says how long is left, and the fit counts its epochs; no line is wider than 79 columns."""
+    data = tmp_path / "data"
+    T.write_shards(data, deals=2, shard_deals=2, samples=(1,) * 8)  # a shard from an earlier, interrupted run
+    capsys.readouterr()
+    assert TM.train_model_main(["--data", str(data), "--deals", "8", "--shard-deals", "2",
+                               "--samples", "1,1,1,1,1,1,1,1", "--hidden", "16", "--epochs", "3",
+                               "--holdout", "0.5", "--out", str(tmp_path / "model.txt")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" [")[0] for line in err if line.startswith("deals ")] == ["deals 2/8", "deals 4/8",
+                                                                                   "deals 6/8", "deals 8/8"]
+    # the first new shard carries the start-up; the time left is measured from the next
+    assert any(line.startswith("deals 6/8") and "left" in line for line in err)
+    assert [line.split(" [")[0] for line in err if line.startswith("epochs ")][-1] == "epochs 3/3"
+    assert max(len(line) for line in err) <= 79

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tabletop_rl.core.progress import Progress
 from tabletop_rl.games.klaverjas.model import (
     CARD_FEATURES,
     FEATURES,
@@ -30,7 +31,7 @@ from tabletop_rl.games.klaverjas.model import (
     features,
     save,
 )
-from tabletop_rl.train.klaverjas_teacher import DEFAULT_SAMPLES, load_shards, mean_values, write_shards
+from tabletop_rl.train.klaverjas_teacher import DEFAULT_SAMPLES, deals_done, load_shards, mean_values, write_shards
 
 __all__ = ["Examples", "agreement", "examples", "predict", "train", "train_model_main"]
 
@@ -239,8 +240,10 @@ def _teacher_examples(args, folder: Path, deals: int, player: MLP | None,
                       holdout: float) -> tuple[Examples, Examples]:
     """Generate (or resume) the shards of ``deals`` deals in ``folder``; their examples split into training
     and held-out deals (the last ``holdout`` fraction)."""
-    write_shards(folder, deals, args.shard_deals, args.samples, args.explore, args.seed, player,
-                 log=lambda m: print(m, flush=True))
+    bar = Progress(deals, deals_done(folder, deals, args.shard_deals), label="deals")
+    write_shards(folder, deals, args.shard_deals, args.samples, args.explore, args.seed, player, log=bar.note,
+                 progress=bar.update)
+    bar.close()
     data = load_shards(folder)
     keep = data["deal"] < deals
     held = data["deal"][keep] >= int(deals * (1 - holdout)) if holdout else np.zeros(keep.sum(), bool)
@@ -251,7 +254,9 @@ def _teacher_examples(args, folder: Path, deals: int, player: MLP | None,
 
 def _fit(fit: Examples, test: Examples, args) -> MLP:
     print(f"training on {len(fit)} positions", flush=True)
+    bar = Progress(args.epochs, label="epochs")
     model = train(fit, args.hidden, args.epochs, args.lr, args.batch, args.seed,
-                  log=lambda e, loss: print(f"epoch {e + 1}: loss {loss:.4f}", flush=True))
+                  log=lambda e, loss: bar.advance(f"loss {loss:.4f}"))
+    bar.close()
     print(f"agreement with the teacher on {len(test)} held-out positions: {agreement(model, test):.3f}", flush=True)
     return model

@@ -25,6 +25,7 @@ missing shard and gives the same data.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.baselines import bid_action
 from tabletop_rl.games.klaverjas.solver import new_table
 
-__all__ = ["DEFAULT_SAMPLES", "load_shards", "mean_values", "write_shards"]
+__all__ = ["DEFAULT_SAMPLES", "deals_done", "load_shards", "mean_values", "write_shards"]
 
 DEFAULT_SAMPLES = (4, 6, 6, 6, 6, 6, 6, 6)
 
@@ -78,10 +79,12 @@ def _shard_path(out: Path, index: int) -> Path:
 
 
 def write_shards(out: str | Path, deals: int, shard_deals: int = 20, samples: tuple[int, ...] = DEFAULT_SAMPLES,
-                 explore: float = 0.15, seed: int = 0, player: Any = None, log=print) -> None:
+                 explore: float = 0.15, seed: int = 0, player: Any = None, log=print,
+                 progress: Callable[[int], None] | None = None) -> None:
     """Generate ``deals`` labelled deals into shards under ``out``, skipping shards already there. Deal ``d``
     has the seed ``seed * 1_000_003 + d`` (the teacher's own play) or ``seed * 1_000_003 + 500_000 + d``
-    (``player``'s play), the Rotterdam rules for even ``d``, Amsterdam for odd."""
+    (``player``'s play), the Rotterdam rules for even ``d``, Amsterdam for odd. ``progress(deals_done)`` is
+    called after each new shard (resumed shards counted too)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if len(samples) != R.TRICKS_PER_DEAL or min(samples) < 1:
@@ -104,6 +107,14 @@ def write_shards(out: str | Path, deals: int, shard_deals: int = 20, samples: tu
         tmp.rename(path)  # a shard is there whole or not at all
         log(f"{path.name}: {len(views)} positions from deals {index * shard_deals}..{d} "
             f"in {time.perf_counter() - start:.0f} s")
+        if progress:
+            progress(deals_done(out, deals, shard_deals))
+
+
+def deals_done(out: str | Path, deals: int, shard_deals: int) -> int:
+    """How many of ``deals`` the shards already under ``out`` hold (a resumed run does not play them again)."""
+    return sum(min(deals, (index + 1) * shard_deals) - index * shard_deals
+               for index in range((deals + shard_deals - 1) // shard_deals) if _shard_path(Path(out), index).exists())
 
 
 def load_shards(out: str | Path) -> dict[str, np.ndarray]:
