@@ -33,6 +33,24 @@ settings.load_profile("no-files")
 
 
 @pytest.fixture(autouse=True)
+def _llm_servers_are_met_afresh():
+    """What a process learns of an LLM server (the reply format ``mode=auto`` found it takes, its concurrency slots,
+    whether its first timeout was explained) is kept per ``base_url``: each test starts without it, since a loopback
+    fake server may get an earlier test's port, and scripted backends share the default ``base_url``. Nothing is
+    imported for it: a module not loaded yet has nothing to forget."""
+    policy = sys.modules.get("tabletop_rl.agents.llm.policy")
+    if policy is not None:
+        policy.forget_server_modes()
+    client = sys.modules.get("tabletop_rl.agents.llm.client")
+    if client is not None:
+        with client._SERVER_SLOTS_LOCK:
+            client._SERVER_SLOTS.clear()
+        with client._TIMEOUTS_EXPLAINED_LOCK:
+            client._TIMEOUTS_EXPLAINED.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _null_device_stays_a_device():
     yield
     if not stat.S_ISCHR(os.stat(os.devnull).st_mode):

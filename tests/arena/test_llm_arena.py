@@ -67,7 +67,8 @@ def test_fallback_games_are_left_out_of_the_headline_ratings(tmp_path):
     records = load_games(tmp_path)
     assert all("forfeit" not in r and r["llm_settings"][r["seats"].index(llm)] ==
                {"preset": None, "fallback": "random", "legal_list": True, "max_retries": 0, "model": "fake",
-                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto"} for r in records)
+                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto", "timeout": 600.0,
+                "concurrency": 1, "server_defaults": "local"} for r in records)
     assert summary["clean_games"] == 0 and summary["ratings_clean"]["values"] == {}
     assert set(summary["ratings"]["values"]) == {llm, "random"}
 
@@ -83,7 +84,8 @@ def test_the_benchmark_preset_forfeits_after_its_retries_and_records_its_setting
         summary = run_arena(players=[llm, "random"], games=2, jobs=1, out=tmp_path, progress=False)
         requests = [r["body"] for r in server.requests]
     settings = {"preset": "benchmark", "fallback": "forfeit", "legal_list": False, "max_retries": 3, "model": "fake",
-                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto"}
+                "temperature": 0.2, "max_tokens": 1000, "reasoning_chars": 600, "mode": "auto", "timeout": 600.0,
+                "concurrency": 1, "server_defaults": "local"}
     for record in load_games(tmp_path):
         seat = record["seats"].index(llm)
         assert record["forfeit"] == seat and record["ranks"][seat] == 1

@@ -31,6 +31,7 @@ from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # no
 from tabletop_rl.agents import parse_spec  # noqa: E402
 from tabletop_rl.agents.llm.client import FatalLLMError  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
+from tabletop_rl.arena.ray_backend import _llm_limits  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 
 #: Fields that depend on the machine's speed, not on the game.
@@ -109,6 +110,12 @@ def test_the_llm_limit_holds_across_two_workers(ray_address, tmp_path):
                             backend="ray", progress=False)
     assert summary["games"] == 16
     assert server.max_in_flight == 3
+
+
+def test_a_local_server_without_a_limit_in_its_spec_gets_the_local_default_across_the_cluster():
+    specs = ["llm:model=a,base_url=http://127.0.0.1:8080/v1", "llm:model=b,base_url=https://remote.example/v1",
+             "llm:model=c,base_url=https://limited.example/v1,concurrency=3", "random"]
+    assert _llm_limits(specs, "splendor") == {"http://127.0.0.1:8080/v1": 1, "https://limited.example/v1": 3}
 
 
 def test_a_worker_killed_mid_game_costs_only_that_game(ray_address, tmp_path):

@@ -10,6 +10,12 @@ sends a body as it is, e.g. an HTML page or half a JSON document under HTTP 200.
 ``Answer.dripping(answer, every_s)`` sends an answer one byte at a time; ``server.bytes_sent`` counts what the
 clients took before they hung up.
 
+Like llama-cpp-python's server (``python -m llama_cpp.server``): ``FakeOpenAIServer(one_at_a_time=True)`` computes
+one answer at a time (its delay included), to the end even when the client has hung up, while the requests after it
+wait (``server.max_in_flight`` counts them too); ``llama_cpp_player()`` answers a ``json_schema`` response format with
+that server's HTTP 500, keeps to a ``{"type": "json_object", "schema": ...}`` one, and without a schema writes what a
+small model wrote unconstrained (nothing usable).
+
 >>> with FakeOpenAIServer() as server:
 ...     server.push(Answer.error(503, "busy"))
 ...     len(server.script)
@@ -19,6 +25,7 @@ clients took before they hung up.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import json
 import random
@@ -114,17 +121,52 @@ def legal_move_player(seed: int = 0) -> Callable[[dict[str, Any]], Answer]:
     return respond
 
 
-class FakeOpenAIServer:
-    """``with FakeOpenAIServer() as server: LLMPolicy(base_url=server.base_url, ...)``."""
+#: What llama-cpp-python's server answers (HTTP 500) to a response format other than text and json_object: the
+#: request's validation error, caught by its route's catch-all handler (llama_cpp/server/errors.py).
+LLAMA_CPP_FORMAT_ERROR = ("1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                          "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': '{kind}', "
+                          "'ctx': {{'expected': \"'text' or 'json_object'\"}}}}\n")
 
-    def __init__(self, responder: Callable[[dict[str, Any]], Answer] | None = None) -> None:
+
+def llama_cpp_player(seed: int = 0, delay_s: float = 0.0) -> Callable[[dict[str, Any]], Answer]:
+    """A responder like llama-cpp-python's server with a small model: HTTP 500 for a ``json_schema`` response format;
+    a legal id from the schema of ``{"type": "json_object", "schema": ...}`` (the grammar keeps the model to it); JSON
+    without an action in JSON mode without a schema, and prose without a final answer line in plain text (what the
+    model wrote unconstrained). Each answer takes ``delay_s``."""
+    rng = random.Random(seed)
+
+    def respond(request: dict[str, Any]) -> Answer:
+        response_format = request.get("response_format") or {"type": "text"}
+        kind = response_format.get("type")
+        if kind not in ("text", "json_object"):
+            return Answer(500, {"error": {"message": LLAMA_CPP_FORMAT_ERROR.format(kind=kind),
+                                          "type": "internal_server_error", "param": None, "code": None}})
+        schema = response_format.get("schema")
+        if schema is not None:
+            return Answer.move(rng.choice(schema["properties"]["action"]["enum"]), "kept to the schema",
+                               delay_s=delay_s)
+        text = '{"thought": "I like the red gems"}' if kind == "json_object" else "I like the red gems."
+        return Answer.reply(text, delay_s=delay_s)
+
+    return respond
+
+
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer() as server: LLMPolicy(base_url=server.base_url, ...)``; ``one_at_a_time``: one answer
+    computed at a time, as a llama.cpp server does."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Answer] | None = None, *,
+                 one_at_a_time: bool = False) -> None:
         self.responder = responder or legal_move_player()
         self.script: collections.deque[Answer] = collections.deque()
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.bytes_sent = 0
+        #: Seconds each request waited for the requests before it (``one_at_a_time``), in the order they were computed.
+        self.queued_s: list[float] = []
         self._lock = threading.Lock()
+        self._computing = threading.Lock() if one_at_a_time else contextlib.nullcontext()
         self._httpd = _Listener(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
@@ -160,8 +202,11 @@ class FakeOpenAIServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             scripted = self.script.popleft() if self.script else None
         try:
-            answer = scripted or self.responder(request)
-            time.sleep(answer.delay_s)
+            arrived = time.monotonic()
+            with self._computing:  # the answer is computed whole, whether or not its client still waits
+                self.queued_s.append(time.monotonic() - arrived)
+                answer = scripted or self.responder(request)
+                time.sleep(answer.delay_s)
             return answer
         finally:
             with self._lock:

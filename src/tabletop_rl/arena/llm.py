@@ -11,8 +11,9 @@ A game is **clean** (``CLEAN_NOTE``) when no LLM move in it was made by a fallba
 the models' own. A forfeit keeps a game clean (the model lost by its own unusable replies, as benchmarks
 score it); a server fault never causes one (the match is void and played again).
 
->>> summarize_llm([{"seats": ["llm:model=m", "random"], "llm": [{"clean": True, "attempts": 3}, None]}])
-{'llm:model=m': {'games': 1, 'clean_games': 1, 'settings': None, 'attempts': 3}}
+>>> acc = {"clean": True, "attempts": 3, "modes": {"json_schema": 3}}
+>>> summarize_llm([{"seats": ["llm:model=m", "random"], "llm": [acc, None]}])
+{'llm:model=m': {'games': 1, 'clean_games': 1, 'settings': None, 'attempts': 3, 'modes': {'json_schema': 3}}}
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def headline_ratings(summary: dict[str, Any]) -> dict[str, Any]:
 
 def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per LLM policy: games, clean games, its settings (as its first game records them; ``None`` in a run
-    older than the settings), and each accounting counter summed over its games."""
+    older than the settings), each accounting counter summed over its games, and ``modes``: replies per reply
+    format (``json_schema``, ``json_object_schema``, ...) over its games."""
     out: dict[str, dict[str, Any]] = {}
     for record in valid:
         settings = record.get("llm_settings") or [None] * len(record["seats"])
@@ -104,6 +106,9 @@ def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             for key, value in acc.items():
                 if key not in _NOT_SUMMED and value is not None:
                     mine[key] = mine.get(key, 0) + value
+            modes = mine.setdefault("modes", {})
+            for mode, replies in (acc.get("modes") or {}).items():
+                modes[mode] = modes.get(mode, 0) + replies
     return out
 
 

@@ -39,7 +39,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import tabletop_rl.agents.llm.client as llm_client
 from tabletop_rl.agents import parse_spec
-from tabletop_rl.agents.llm.client import key_env_vars
+from tabletop_rl.agents.llm.client import is_loopback, key_env_vars
+from tabletop_rl.agents.llm.policy import server_defaults
 from tabletop_rl.arena.schedule import Match
 from tabletop_rl.games import policy_game
 
@@ -297,12 +298,14 @@ class _LLMWorker:
 
 
 def _llm_limits(specs: list[str], game: str) -> dict[str, int]:
-    """Per server URL, the concurrency limit of the first spec naming it (as in one process)."""
+    """Per server URL, the concurrency limit of the first spec naming it (as in one process); a spec that names a
+    local (loopback) server without ``concurrency=`` counts with the local default (``server_defaults``)."""
     limits: dict[str, int] = {}
     for spec in specs:
         options = parse_spec(spec, policy_game(game)).options
-        if options.get("base_url") and options.get("concurrency"):
-            limits.setdefault(str(options["base_url"]).rstrip("/"), int(options["concurrency"]))
+        url, given = options.get("base_url"), options.get("concurrency")
+        if url and (given or is_loopback(str(url))):
+            limits.setdefault(str(url).rstrip("/"), int(server_defaults(str(url), concurrency=given)[1]))
     return limits
 
 

@@ -5,6 +5,7 @@ returns, accounting), the retry loop, the response cache and Splendor's prompt."
 from __future__ import annotations
 
 import json
+import logging
 import random
 
 import numpy as np
@@ -17,14 +18,24 @@ from tabletop_rl.agents.llm.client import (
     ChatReply,
     ChatRequest,
     FatalLLMError,
+    LLMTimeoutError,
     LLMUnavailableError,
     ResponseCache,
     RetrySettings,
     TransientLLMError,
     Usage,
     retry_after_seconds,
+    status_error,
 )
-from tabletop_rl.agents.llm.policy import FINAL_ANSWER, ForfeitError, LLMPolicy, ReplyError, parse_reply
+from tabletop_rl.agents.llm.policy import (
+    FINAL_ANSWER,
+    ForfeitError,
+    LLMPolicy,
+    ReplyError,
+    _step_down,
+    parse_reply,
+    server_mode,
+)
 from tabletop_rl.agents.llm.splendor import PROMPT, SYSTEM_PROMPT, seat_view
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
@@ -313,14 +324,69 @@ def test_forfeit_fallback_raises_with_the_seat_and_is_recorded():
 
 
 # --- response formats -----------------------------------------------------------------------------------
-def test_auto_mode_steps_down_when_the_server_refuses_a_format():
+def test_auto_mode_steps_down_through_the_schema_forms_before_the_unconstrained_ones():
     refuse = FatalLLMError("HTTP 400: response_format json_schema is not supported by this model", 400)
+    refuse_schema = FatalLLMError("HTTP 400: response_format.schema: extra fields not permitted", 400)
     refuse_json = FatalLLMError("HTTP 400: 'response_format.type' must be 'text'", 400)
-    p = policy(refuse, refuse_json, f"I take three.\n{FINAL_ANSWER} 0")
+    p = policy(refuse, refuse_schema, refuse_json, f"I take three.\n{FINAL_ANSWER} 0")
     assert act(p, fresh()) == 0
     formats = [r.response_format for r in p.client.backend.requests]
-    assert formats[0]["type"] == "json_schema" and formats[1] == {"type": "json_object"} and formats[2] is None
+    assert formats[0]["type"] == "json_schema"
+    assert formats[1]["type"] == "json_object" and formats[1]["schema"] == formats[0]["json_schema"]["schema"]
+    assert formats[2] == {"type": "json_object"} and formats[3] is None
     assert p.mode == "text" and p.moves[0].mode == "text" and p.moves[0].attempts == 1
+
+
+@pytest.mark.parametrize("status, message, next_form", [
+    (400, "response_format json_schema is not supported by this model", True),
+    (422, "Invalid schema for response_format 'move'", True),
+    (500, "1 validation error: {'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or "
+          "'json_object'\"}", True),
+    (400, "This model's maximum context length is 2048 tokens", False),
+    (401, "invalid key for json_schema requests", False),
+    (404, "No endpoints found that can handle the requested parameters", False),
+])
+def test_only_a_refusal_that_names_the_response_format_tries_the_next_form(status, message, next_form):
+    error = status_error(status, message)
+    assert isinstance(error, FatalLLMError) and error.rejects_format == next_form
+    p = policy(error, move(0))
+    if next_form:
+        assert act(p, fresh()) == 0 and p.mode == "json_object_schema"
+    else:
+        with pytest.raises(FatalLLMError, match="stopped"):
+            act(p, fresh())
+        assert len(p.client.backend.requests) == 1
+
+
+def test_a_server_error_that_does_not_name_the_format_is_retried_not_stepped_down():
+    assert isinstance(status_error(500, "CUDA error: out of memory while building the schema grammar"),
+                      TransientLLMError)
+
+
+def test_the_mode_a_server_took_is_where_its_next_players_start():
+    refuse = FatalLLMError("HTTP 400: response_format json_schema is not supported", 400)
+    first = policy(refuse, move(0), base_url="http://127.0.0.1:7/v1", model="m")
+    act(first, fresh())
+    later = policy(move(0), base_url="http://127.0.0.1:7/v1/", model="m")  # the same server
+    other_model = policy(move(0), base_url="http://127.0.0.1:7/v1", model="n")
+    assert later.mode == "json_object_schema" and other_model.mode == "json_schema"
+    act(later, fresh())
+    act(other_model, fresh())
+    assert later.client.backend.requests[0].response_format["type"] == "json_object"
+    assert "schema" in later.client.backend.requests[0].response_format and later.moves[0].mode == "json_object_schema"
+    assert other_model.client.backend.requests[0].response_format["type"] == "json_schema"
+
+
+def test_players_refused_at_once_agree_on_the_next_form():
+    url = "http://127.0.0.1:8/v1"
+    assert _step_down(url, "m", "json_schema") == _step_down(url, "m", "json_schema") == "json_object_schema"
+    assert _step_down(url, "m", "json_object") == "text" and _step_down(url, "m", "json_schema") == "text"
+    assert _step_down(url, "m", "text") is None and server_mode(url, "m") == "text"
+
+
+def test_the_llama_cpp_form_can_be_asked_for_by_name():
+    p = make_policy("llm:base_url=http://127.0.0.1:9/v1,mode=json_object_schema", game="splendor", seed=0)
+    assert p.mode == "json_object_schema" and p.settings["mode"] == "json_object_schema"
 
 
 def test_a_refused_request_stops_with_a_clear_error():
@@ -448,7 +514,8 @@ def test_a_preset_fixes_its_settings_and_names_itself_in_the_spec():
     assert (p.fallback, p.legal_list, p.max_retries) == ("forfeit", False, 3)
     assert p.settings == {"preset": "benchmark", "fallback": "forfeit", "legal_list": False, "max_retries": 3,
                           "model": "openai/gpt-4o-mini", "temperature": 0.2, "max_tokens": 1000,
-                          "reasoning_chars": 600, "mode": "auto"}
+                          "reasoning_chars": 600, "mode": "auto", "timeout": 600.0, "concurrency": 1,
+                          "server_defaults": "local"}
     assert "preset=benchmark" in p.name
 
 
@@ -556,6 +623,42 @@ def test_retries_spent_is_unavailable_and_fatal_is_not_retried():
     with pytest.raises(FatalLLMError, match="no such model"):
         c.complete(REQUEST)
     assert sleeps == [] and len(c.backend.requests) == 1
+
+
+def test_a_timeout_is_retried_like_any_fault_on_a_remote_server():
+    c, sleeps = client(*(LLMTimeoutError(60.0) for _ in range(3)), "ok")
+    assert c.complete(REQUEST).network_retries == 3 and len(sleeps) == 3
+
+
+def test_a_local_server_is_sent_a_timed_out_request_once_more_at_most():
+    sleeps: list[float] = []
+    faults = (LLMTimeoutError(600.0), TransientLLMError("HTTP 503: loading the model", 503), LLMTimeoutError(600.0))
+    c = ChatClient(Scripted(*faults, "never asked"), "http://127.0.0.1:5/v1", retry=RetrySettings(retries=6),
+                   sleep=sleeps.append)
+    with pytest.raises(LLMUnavailableError, match=r"127.0.0.1:5/v1: 2 attempts timed out, last: request timed out "
+                                                  r"after 600 s; not sent again to a local server, which may still "
+                                                  r"be computing the replies given up \(raise timeout="):
+        c.complete(REQUEST)
+    assert len(c.backend.requests) == 3 and len(sleeps) == 2
+
+
+def test_the_first_timeout_of_a_server_says_why_it_may_recur_and_what_to_change(caplog):
+    local = ChatClient(Scripted(LLMTimeoutError(600.0), "ok", LLMTimeoutError(600.0), "ok"), "http://127.0.0.1:6/v1",
+                       retry=RetrySettings(retries=6), sleep=lambda s: None)
+    remote = ChatClient(Scripted(TransientLLMError("HTTP 502: bad gateway", 502), LLMTimeoutError(60.0), "ok"),
+                        "https://llm.invalid/v1", retry=RetrySettings(retries=6), sleep=lambda s: None)
+    with caplog.at_level(logging.WARNING, logger="tabletop_rl.agents.llm.client"):
+        for c in (local, local, remote):
+            c.complete(REQUEST)
+    assert [r.getMessage() for r in caplog.records] == [
+        "http://127.0.0.1:6/v1 failed: request timed out after 600 s (sent once more, not again after another "
+        "timeout: a local server may still be computing the reply given up, and what is sent next waits behind it; "
+        "raise timeout=, lower concurrency= or max_tokens=)",
+        "http://127.0.0.1:6/v1 failed: request timed out after 600 s (sent once more, not again after another "
+        "timeout)",  # the next request's: explained once per server
+        "https://llm.invalid/v1 failed: HTTP 502: bad gateway (retry 1/6)",
+        "https://llm.invalid/v1 failed: request timed out after 60 s (retry 2/6: the server may still be computing "
+        "the reply given up; if it is slow rather than down, raise timeout=, lower concurrency= or max_tokens=)"]
 
 
 def test_a_very_long_retry_after_is_not_waited_out():

@@ -125,13 +125,14 @@ def test_usage_cost_and_token_details_are_read(server):
     assert record.cost == pytest.approx(0.00042) and record.latency_s > 0
 
 
-def test_a_server_without_json_schema_gets_json_mode(server):
+def test_a_server_without_json_schema_gets_the_schema_in_json_mode(server):
     server.push(Answer.error(400, "response_format type 'json_schema' is not supported"),
                 Answer.reply('{"reasoning": "ok", "action": 4}'))
     p = llm(server)
     assert act(p, SplendorGame(2, seed=1)) == 4
-    assert server.requests[1]["body"]["response_format"] == {"type": "json_object"}
-    assert p.moves[0].mode == "json_object"
+    first, second = (r["body"]["response_format"] for r in server.requests)
+    assert second == {"type": "json_object", "schema": first["json_schema"]["schema"]}
+    assert p.moves[0].mode == "json_object_schema"
 
 
 def test_requests_carry_the_settings_and_the_schema(server):

@@ -36,8 +36,9 @@ from tabletop_rl.core.files import replace_file
 
 __all__ = ["API_KEY_ENV", "DEFAULT_BASE_URL", "KEY_ENV_VARS", "MAX_REPLY_BYTES", "PROVIDER_KEY_HOSTS", "ChatBackend",
            "ChatClient", "ChatReply", "ChatRequest", "FatalLLMError", "LLMConnectionError", "LLMError",
-           "LLMUnavailableError", "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall", "TransientLLMError",
-           "Usage", "clip", "find_api_key", "key_env_vars", "retry_after_seconds", "share_server_slots", "status_error"]
+           "LLMTimeoutError", "LLMUnavailableError", "OpenAIBackend", "ResponseCache", "RetrySettings", "ToolCall",
+           "TransientLLMError", "Usage", "clip", "find_api_key", "is_loopback", "key_env_vars", "retry_after_seconds",
+           "share_server_slots", "status_error"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 #: Set by ``tabletop llm-match --api-key``; looked at before the providers' variables. Like ``api_key=`` and
@@ -53,6 +54,8 @@ KEY_ENV_VARS = (API_KEY_ENV, *PROVIDER_KEY_HOSTS)
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 #: A ``Retry-After`` longer than this is not waited out: the server is treated as unavailable.
 _MAX_RETRY_AFTER_S = 300.0
+#: Words by which a refusal (HTTP 400/422, or llama-cpp-python's 500 in ``status_error``) names the reply format asked
+#: for: the request's ``response_format`` and its fields.
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured", "schema", "json_object")
 #: Bytes read for one request at most (status line and headers included): far more than any reply a model
 #: gives under ``max_tokens``; a larger one is refused unread past this.
@@ -167,6 +170,14 @@ class TransientLLMError(LLMError):
         super().__init__(message)
         self.status = status
         self.retry_after_s = retry_after_s
+
+
+class LLMTimeoutError(TransientLLMError):
+    """A request not answered ``timeout_s`` seconds after it started (the server may still be computing it)."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"request timed out after {timeout_s:g} s")
+        self.timeout_s = timeout_s
 
 
 class LLMConnectionError(TransientLLMError):
@@ -312,15 +323,15 @@ class OpenAIBackend:
             with self._transport.request_budget(request.timeout_s, MAX_REPLY_BYTES):
                 response = self._client.chat.completions.create(**kwargs)
         except self._openai.APIError as e:
-            raise self._translate(e) from None
+            raise self._translate(e, request.timeout_s) from None
         except json.JSONDecodeError as e:  # HTTP 200 under a JSON content type, but the body is not JSON
             raise _not_json(e.doc, self._secret) from None
         return _reply_of(response, time.perf_counter() - start, self._secret)
 
-    def _translate(self, e: Exception) -> LLMError:
+    def _translate(self, e: Exception, timeout_s: float) -> LLMError:
         openai = self._openai
         if isinstance(e, openai.APITimeoutError):
-            return TransientLLMError("request timed out")
+            return LLMTimeoutError(timeout_s)
         refused = next((c for c in _causes(e) if isinstance(c, self._transport.RefusedReplyError)), None)
         if refused is not None:  # a server fault, like a body that is not JSON
             return TransientLLMError(str(refused))
@@ -459,6 +470,9 @@ class ResponseCache:
 # --- per-server concurrency -------------------------------------------------------------------------
 _SERVER_SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SERVER_SLOTS_LOCK = threading.Lock()
+#: The servers whose first timeout in this process was explained (what the server may still be doing, what to change).
+_TIMEOUTS_EXPLAINED: set[str] = set()
+_TIMEOUTS_EXPLAINED_LOCK = threading.Lock()
 
 
 def _server_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
@@ -503,7 +517,10 @@ class RetrySettings:
 class ChatClient:
     """Sends requests through a backend with retries, the server's concurrency limit and the cache.
 
-    ``sleep`` is injectable so tests can see the waits without waiting them.
+    A request that timed out is sent again like any other transient failure, except to a local (loopback) server:
+    there it is sent once more at most, and a second timeout is ``LLMUnavailableError``, since such a server often
+    computes one reply at a time and keeps computing the one given up, so every copy sent waits behind the ones
+    before it. ``sleep`` is injectable so tests can see the waits without waiting them.
     """
 
     def __init__(self, backend: ChatBackend, base_url: str, *, retry: RetrySettings = RetrySettings(),
@@ -514,6 +531,7 @@ class ChatClient:
         self.retry = retry
         self.cache = cache
         self._slots = _server_slots(base_url, concurrency)
+        self.local = is_loopback(base_url)
         self._sleep = sleep
         self._rng = random.Random(seed)
 
@@ -532,6 +550,7 @@ class ChatClient:
 
     def _with_retries(self, request: ChatRequest) -> ChatReply:
         retries = self.retry.retries
+        timeouts = 0
         for retry in range(retries + 1):
             try:
                 with self._slots:
@@ -539,12 +558,19 @@ class ChatClient:
                 return replace(reply, network_retries=retry)
             except TransientLLMError as e:
                 error = e
+            timed_out = isinstance(error, LLMTimeoutError)
+            timeouts += timed_out
             waits_too_long = error.retry_after_s is not None and error.retry_after_s > _MAX_RETRY_AFTER_S
-            if retry == 0:
-                self._say_first_failure(error, "not retried" if retries == 0 or waits_too_long
-                                        else f"retry 1/{retries}")
+            if retry == 0 or (timed_out and timeouts == 1):
+                self._say_first_failure(error, "not retried" if retry == retries or waits_too_long
+                                        else f"retry {retry + 1}/{retries}")
             if retry == retries:
                 break
+            if self.local and timeouts == 2:
+                raise LLMUnavailableError(
+                    f"{self.base_url}: {timeouts} attempts timed out, last: {error}; not sent again to a local server, "
+                    "which may still be computing the replies given up (raise timeout=, lower concurrency= or "
+                    "max_tokens=)")
             if waits_too_long:
                 raise LLMUnavailableError(f"{self.base_url}: {error} (asks to retry after "
                                           f"{error.retry_after_s:.0f} s)")
@@ -552,12 +578,43 @@ class ChatClient:
         raise LLMUnavailableError(f"{self.base_url}: {retries + 1} attempts failed, last: {error}")
 
     def _say_first_failure(self, error: TransientLLMError, what_next: str) -> None:
-        """One warning per request, after its first failed attempt: the server and the reason, so a server
-        that is down or misconfigured shows at once instead of after every retry is spent."""
+        """One warning per request, after its first failed attempt (and after its first timeout): the server and the
+        reason, so a server that is down or misconfigured shows at once instead of after every retry is spent. The
+        first timeout of a server in the process also says that the server may still be computing the reply given
+        up, and what to change."""
         if isinstance(error, LLMConnectionError):
             _log.warning("cannot connect to %s: %s (%s)", self.base_url, error.reason, what_next)
-        else:
-            _log.warning("%s failed: %s (%s)", self.base_url, error, what_next)
+            return
+        if isinstance(error, LLMTimeoutError):
+            what_next = self._after_timeout(what_next)
+        _log.warning("%s failed: %s (%s)", self.base_url, error, what_next)
+
+    def _after_timeout(self, what_next: str) -> str:
+        """What happens after a timeout, and the first time per server, why it may recur and what to change."""
+        if self.local and what_next.startswith("retry"):
+            what_next = "sent once more, not again after another timeout"
+        server = self.base_url.rstrip("/")
+        with _TIMEOUTS_EXPLAINED_LOCK:
+            explained = server in _TIMEOUTS_EXPLAINED
+            _TIMEOUTS_EXPLAINED.add(server)
+        if explained:
+            return what_next
+        if self.local:
+            return (f"{what_next}: a local server may still be computing the reply given up, and what is sent next "
+                    "waits behind it; raise timeout=, lower concurrency= or max_tokens=")
+        return (f"{what_next}: the server may still be computing the reply given up; if it is slow rather than "
+                "down, raise timeout=, lower concurrency= or max_tokens=")
+
+
+def is_loopback(base_url: str) -> bool:
+    """True for a server on this machine's loopback (``localhost``, ``::1``, ``127.x``): a local server, which gets
+    a placeholder key, the local defaults of ``timeout`` and ``concurrency``, and few re-sends after a timeout.
+
+    >>> is_loopback("http://127.0.0.1:8080/v1"), is_loopback("https://openrouter.ai/api/v1")
+    (True, False)
+    """
+    host = urllib.parse.urlparse(base_url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def key_env_vars(base_url: str) -> tuple[str, ...]:

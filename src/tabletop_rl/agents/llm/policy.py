@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import re
+import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -50,6 +51,7 @@ from tabletop_rl.agents.llm.client import (
     RetrySettings,
     clip,
     find_api_key,
+    is_loopback,
     key_env_vars,
 )
 from tabletop_rl.agents.registry import Option, make_policy
@@ -57,15 +59,19 @@ from tabletop_rl.core.game import quote, view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
-__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "ChatReply", "FatalLLMError",
-           "ForfeitError", "GamePrompt", "LLMError", "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove",
-           "ReplyError", "chat_client", "check_ranges", "parse_reply", "preset_settings", "summarize_moves"]
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "SERVER_DEFAULTS",
+           "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError", "LLMPolicy", "LLMUnavailableError",
+           "MoveRecord", "PlannedMove", "ReplyError", "chat_client", "check_ranges", "forget_server_modes",
+           "parse_reply", "preset_settings", "server_defaults", "server_mode", "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
-#: Reply formats, most constrained first; ``mode=auto`` starts at the first and steps down when the
-#: server refuses a ``response_format``.
-_MODES = ("json_schema", "json_object", "text")
+#: Reply formats, most constrained first (``_response_format``): the JSON schema of the reply as OpenAI spells it
+#: (OpenAI, OpenRouter, vLLM, Ollama 0.5+, llama.cpp's llama-server), the same schema in JSON mode as llama.cpp spells
+#: it (llama-cpp-python's server, llama-server), JSON mode without a schema, plain text. ``mode=auto`` starts at the
+#: one the server last took (``server_mode``) and steps down when the server refuses a ``response_format``: through
+#: the two that constrain the reply before the two that do not.
+_MODES = ("json_schema", "json_object_schema", "json_object", "text")
 _FALLBACKS = ("random", "greedy", "forfeit")
 #: The default ``maxLength`` of ``reasoning`` in the reply schema, and what a move record keeps of it.
 REASONING_CHARS = 600
@@ -83,7 +89,7 @@ LLM_PRESETS: dict[str, dict[str, Any]] = {
     "textarena": {"fallback": "forfeit", "legal_list": True, "max_retries": 1},
 }
 #: Spec options (``llm:model=...,temperature=0.2``) with their defaults; see docs/llm.md. ``None``: the
-#: preset's value, or ``_NO_PRESET``'s without one.
+#: preset's value, or ``_NO_PRESET``'s without one (``timeout`` and ``concurrency``: from ``SERVER_DEFAULTS``).
 LLM_OPTIONS = (
     Option("model", str, "openai/gpt-4o-mini"),
     Option("base_url", str, DEFAULT_BASE_URL),
@@ -94,11 +100,11 @@ LLM_OPTIONS = (
     Option("fallback", str, None),          # random | greedy | forfeit (random)
     Option("legal_list", bool, None),       # list the legal moves, constrain "action" to their ids (true)
     Option("reasoning_chars", int, REASONING_CHARS),  # maxLength of "reasoning" in the JSON schema, and kept
-    Option("mode", str, "auto"),            # auto | json_schema | json_object | text
-    Option("timeout", float, 60.0),         # seconds for a whole HTTP request (connect, send, whole reply)
+    Option("mode", str, "auto"),            # auto | json_schema | json_object_schema | json_object | text
+    Option("timeout", float, None),         # seconds for a whole HTTP request (600 local, 60 remote: SERVER_DEFAULTS)
     Option("net_retries", int, 6),          # retries after timeouts, connection errors, 408/409/429/5xx
     Option("backoff", float, 1.0),          # first backoff in seconds (doubling, with jitter)
-    Option("concurrency", int, 8),          # requests in flight per base_url, across all LLM players
+    Option("concurrency", int, None),       # requests in flight per base_url, all LLM players (1 local, 8 remote)
     Option("cache", str, ""),               # directory of the on-disk response cache ("" = off)
     Option("api_key_env", str, ""),         # an extra environment variable to read the key from
 )
@@ -108,6 +114,12 @@ LLM_RANGES: dict[str, tuple[float, float, bool]] = {
     "temperature": (0, 2, False), "max_tokens": (1, 100_000, False), "max_retries": (0, 10, False),
     "net_retries": (0, 20, False), "reasoning_chars": (1, 10_000, False), "timeout": (0, 3600, True),
     "backoff": (0, 60, True), "concurrency": (1, 64, False), "max_tool_calls": (1, 100, False)}
+#: ``timeout`` and ``concurrency`` where a spec leaves them unset, by where ``base_url`` points (``server_defaults``).
+#: A local (loopback) server is often one process that computes one reply at a time, slowly (llama.cpp on a CPU):
+#: requests sent together wait in its queue, and one given up at a short deadline is still computed while the copy
+#: sent again waits behind it. So one request at a time, with time to finish. A remote provider serves many at once.
+SERVER_DEFAULTS: dict[str, dict[str, Any]] = {"local": {"timeout": 600.0, "concurrency": 1},
+                                              "remote": {"timeout": 60.0, "concurrency": 8}}
 _COUNTERS = ("attempts", "parse_failures", "illegal_replies", "truncated", "network_retries", "cache_hits",
              "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
 _SOURCES = ("llm", "planned", "forced", "fallback", "forfeit")
@@ -203,8 +215,11 @@ def _json_object(text: str) -> dict | None:
 
 def _response_format(mode: str, action_schema: Mapping[str, Any], reasoning_chars: int,
                      strict: bool) -> dict[str, Any] | None:
-    """The ``response_format`` for a mode: a JSON schema of the reply, JSON mode, or none (plain text).
+    """The ``response_format`` for a mode (``_MODES``): the JSON schema of the reply as OpenAI spells it
+    (``json_schema``) or as llama.cpp does (``json_object_schema``), JSON mode, or none (plain text).
 
+    >>> _response_format("json_object_schema", {"enum": [0, 3]}, 100, True)["schema"]["properties"]["action"]
+    {'enum': [0, 3]}
     >>> _response_format("json_object", {}, 100, True)
     {'type': 'json_object'}
     """
@@ -215,7 +230,72 @@ def _response_format(mode: str, action_schema: Mapping[str, Any], reasoning_char
     schema = {"type": "object", "additionalProperties": False, "required": ["reasoning", "action"],
               "properties": {"reasoning": {"type": "string", "maxLength": reasoning_chars},
                              "action": dict(action_schema)}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
     return {"type": "json_schema", "json_schema": {"name": "move", "strict": strict, "schema": schema}}
+
+
+# --- what each server takes -----------------------------------------------------------------------
+#: Per server ``(base_url, model)``, the reply format ``mode=auto`` last found it to take, for the whole process:
+#: every auto player of that server starts there, so a refused format is asked for once, not once per player or game.
+_SERVER_MODES: dict[tuple[str, str], str] = {}
+_SERVER_MODES_LOCK = threading.Lock()
+#: Says on stderr (as the client's warnings) when a server refused a reply format and which one comes next.
+_log = logging.getLogger(__name__)
+
+
+def _server_key(base_url: str, model: str) -> tuple[str, str]:
+    return base_url.rstrip("/"), model
+
+
+def server_mode(base_url: str, model: str) -> str:
+    """The reply format ``mode=auto`` asks ``model`` at ``base_url`` for: the first of ``_MODES``, or the one this
+    process found the server to take after it refused those before it.
+
+    >>> server_mode("http://127.0.0.1:1/v1", "m")
+    'json_schema'
+    """
+    with _SERVER_MODES_LOCK:
+        return _SERVER_MODES.get(_server_key(base_url, model), _MODES[0])
+
+
+def _step_down(base_url: str, model: str, refused: str) -> str | None:
+    """The format to ask for after the server refused ``refused`` (``None``: none is left), remembered for the
+    server. Only ever further down: players that were refused at once by the same server agree on the next one."""
+    key = _server_key(base_url, model)
+    with _SERVER_MODES_LOCK:
+        known = _MODES.index(_SERVER_MODES.get(key, _MODES[0]))
+        after = max(known, _MODES.index(refused) + 1)
+        if after >= len(_MODES):
+            return None
+        _SERVER_MODES[key] = _MODES[after]
+    if after > known:
+        _log.warning("%s refused reply format %s for model %s; mode=auto asks it for %s from now on", key[0],
+                     refused, model, _MODES[after])
+    return _MODES[after]
+
+
+def forget_server_modes() -> None:
+    """Forget which reply format each server took (``server_mode``): the next auto player starts at ``json_schema``
+    again, e.g. after a server was replaced by another at the same address."""
+    with _SERVER_MODES_LOCK:
+        _SERVER_MODES.clear()
+
+
+def server_defaults(base_url: str, timeout: float | None = None,
+                    concurrency: int | None = None) -> tuple[float, int, str | None]:
+    """``(timeout, concurrency, defaults)``: the given values, the unset (``None``) ones from ``SERVER_DEFAULTS`` for
+    where ``base_url`` points, and which defaults applied: ``"local"`` (a loopback server), ``"remote"``, or
+    ``None`` when both were given.
+
+    >>> server_defaults("http://127.0.0.1:8080/v1"), server_defaults("https://openrouter.ai/api/v1", timeout=30)
+    ((600.0, 1, 'local'), (30, 8, 'remote'))
+    """
+    kind = "local" if is_loopback(base_url) else "remote"
+    defaults = SERVER_DEFAULTS[kind]
+    applied = kind if timeout is None or concurrency is None else None
+    return (defaults["timeout"] if timeout is None else timeout,
+            defaults["concurrency"] if concurrency is None else concurrency, applied)
 
 
 # --- accounting -------------------------------------------------------------------------------
@@ -308,11 +388,6 @@ def _prompt_for(game: Any) -> GamePrompt:
         raise ValueError(f"no LLM prompt for {type(game).__name__} ({module}.PROMPT not found)") from None
 
 
-def _is_loopback(base_url: str) -> bool:
-    host = urllib.parse.urlparse(base_url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 class LLMPolicy(BasePolicy):
     """A chat model behind an OpenAI-compatible API; options as in ``LLM_OPTIONS`` (docs/llm.md). ``fallback``,
     ``legal_list`` and ``max_retries`` left at ``None`` come from ``preset`` (``preset_settings``).
@@ -326,22 +401,25 @@ class LLMPolicy(BasePolicy):
                  base_url: str = DEFAULT_BASE_URL, temperature: float = 0.2, max_tokens: int = 1000,
                  preset: str = "", max_retries: int | None = None, fallback: str | None = None,
                  legal_list: bool | None = None, reasoning_chars: int = REASONING_CHARS, mode: str = "auto",
-                 timeout: float = 60.0, net_retries: int = 6, backoff: float = 1.0, concurrency: int = 8,
+                 timeout: float | None = None, net_retries: int = 6, backoff: float = 1.0,
+                 concurrency: int | None = None,
                  cache: str = "", api_key_env: str = "", api_key: str | None = None,
                  backend: ChatBackend | None = None, prompt: GamePrompt | None = None,
                  extra_headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(name, seed)
         fixed = preset_settings(preset, fallback=fallback, legal_list=legal_list, max_retries=max_retries)
+        timeout, concurrency, self.defaults_applied = server_defaults(base_url, timeout, concurrency)
         _check_options(fixed["fallback"], mode, max_retries=fixed["max_retries"], max_tokens=max_tokens,
                        reasoning_chars=reasoning_chars, timeout=timeout, net_retries=net_retries, backoff=backoff,
                        temperature=temperature, concurrency=concurrency)
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
+        self.concurrency = concurrency
         self.preset = preset
         self.max_retries, self.fallback, self.legal_list = fixed["max_retries"], fixed["fallback"], fixed["legal_list"]
         self.reasoning_chars = reasoning_chars
         self.auto_mode = mode == "auto"
-        self.mode = _MODES[0] if self.auto_mode else mode
+        self.mode = server_mode(base_url, model) if self.auto_mode else mode  # of the last reply, once there is one
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
         self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
                                   sleep, seed)
@@ -351,7 +429,7 @@ class LLMPolicy(BasePolicy):
         self._fallback_policy: Policy | None = None
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game: clear the move records and any planned returns (the working mode is kept)."""
+        """Start a new game: clear the move records and any planned returns (the server's working mode is kept)."""
         super().reset(seed)
         self.moves = []
         self._plan = []
@@ -364,11 +442,14 @@ class LLMPolicy(BasePolicy):
     @property
     def settings(self) -> dict[str, Any]:
         """What decides how comparable this player's results are: the preset (``None`` without one), how a
-        failed reply is scored, whether the legal moves are listed, and what the model is asked with."""
+        failed reply is scored, whether the legal moves are listed, what the model is asked with, and how long and
+        how many at once (``server_defaults``: ``"local"`` or ``"remote"``, the defaults that filled an unset
+        ``timeout`` or ``concurrency``; ``None`` when the spec gave both)."""
         return {"preset": self.preset or None, "fallback": self.fallback, "legal_list": self.legal_list,
                 "max_retries": self.max_retries, "model": self.model, "temperature": self.temperature,
                 "max_tokens": self.max_tokens, "reasoning_chars": self.reasoning_chars,
-                "mode": "auto" if self.auto_mode else self.mode}
+                "mode": "auto" if self.auto_mode else self.mode, "timeout": self.timeout,
+                "concurrency": self.concurrency, "server_defaults": self.defaults_applied}
 
     @property
     def forfeit_reason(self) -> str | None:
@@ -430,18 +511,25 @@ class LLMPolicy(BasePolicy):
                 '{"reasoning": "...", "action": ...} whose action is one of the legal moves.')
 
     def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> ChatReply:
-        """One reply; in ``mode=auto`` a server that refuses the response format gets the next simpler mode."""
+        """One reply, in the mode it was asked in (``self.mode`` after). In ``mode=auto`` it is asked in the server's
+        known mode (``server_mode``), and a server that refuses that response format is asked in the next one."""
+        base_url = self.client.base_url
+        mode = server_mode(base_url, self.model) if self.auto_mode else self.mode
         while True:
             request = ChatRequest(
                 model=self.model, messages=list(messages), temperature=self.temperature, max_tokens=self.max_tokens,
-                response_format=_response_format(self.mode, schema, self.reasoning_chars, self.legal_list),
+                response_format=_response_format(mode, schema, self.reasoning_chars, self.legal_list),
                 timeout_s=self.timeout, extra_headers=self.extra_headers, extra_body=self.extra_body)
             try:
-                return self.client.complete(request)
+                reply = self.client.complete(request)
             except FatalLLMError as e:
-                if not (self.auto_mode and e.rejects_format and self.mode != _MODES[-1]):
+                after = _step_down(base_url, self.model, mode) if self.auto_mode and e.rejects_format else None
+                if after is None:
                     raise FatalLLMError(f"llm player {self.name!r} stopped: {e}", e.status) from None
-                self.mode = _MODES[_MODES.index(self.mode) + 1]
+                mode = after
+                continue
+            self.mode = mode
+            return reply
 
     def _fall_back(self, prompt: GamePrompt, observation: Any, mask: np.ndarray, info: Mapping[str, Any],
                    record: MoveRecord) -> int:
@@ -522,7 +610,7 @@ def _api_key_for(explicit: str | None, env_var: str, base_url: str) -> str:
     key = find_api_key(explicit, env_var, base_url)
     if key:
         return key
-    if _is_loopback(base_url):
+    if is_loopback(base_url):
         return "no-key"
     names = ((env_var,) if env_var else ()) + key_env_vars(base_url)
     if len(names) == 1:

@@ -44,6 +44,7 @@ from tabletop_rl.agents.llm.policy import (
     ReplyError,
     chat_client,
     check_ranges,
+    server_defaults,
     summarize_moves,
 )
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
@@ -110,15 +111,17 @@ class ToolLLMPolicy(SpaceConquestPolicy):
     def __init__(self, name: str = "llm", seed: int | None = None, *, model: str = "openai/gpt-4o-mini",
                  base_url: str = DEFAULT_BASE_URL, temperature: float = 0.2, max_tokens: int = 1000,
                  max_retries: int = 2, fallback: str = "heuristic", max_tool_calls: int = MAX_TOOL_CALLS,
-                 timeout: float = 60.0, net_retries: int = 6, backoff: float = 1.0, concurrency: int = 8,
-                 cache: str = "", api_key_env: str = "", api_key: str | None = None,
+                 timeout: float | None = None, net_retries: int = 6, backoff: float = 1.0,
+                 concurrency: int | None = None, cache: str = "", api_key_env: str = "", api_key: str | None = None,
                  backend: ChatBackend | None = None, extra_headers: Mapping[str, str] | None = None,
                  extra_body: Mapping[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(name, seed)
+        timeout, concurrency, self.defaults_applied = server_defaults(base_url, timeout, concurrency)
         _check_options(fallback, max_retries=max_retries, max_tool_calls=max_tool_calls, max_tokens=max_tokens,
                        timeout=timeout, net_retries=net_retries, backoff=backoff, temperature=temperature,
                        concurrency=concurrency)
         self.model, self.temperature, self.max_tokens, self.timeout = model, temperature, max_tokens, timeout
+        self.concurrency = concurrency
         self.max_retries, self.fallback, self.max_tool_calls = max_retries, fallback, max_tool_calls
         self.extra_headers, self.extra_body = dict(extra_headers or {}), dict(extra_body or {})
         self.client = chat_client(backend, base_url, api_key, api_key_env, net_retries, backoff, concurrency, cache,
@@ -143,7 +146,8 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         free-form JSON checked by a tool, so ``legal_list`` does not apply)."""
         return {"preset": None, "fallback": self.fallback, "legal_list": None, "max_retries": self.max_retries,
                 "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "max_tool_calls": self.max_tool_calls, "mode": _MODE}
+                "max_tool_calls": self.max_tool_calls, "mode": _MODE, "timeout": self.timeout,
+                "concurrency": self.concurrency, "server_defaults": self.defaults_applied}
 
     def decide(self, observation: Any, action_mask: Any, info: Mapping[str, Any]) -> dict[str, Any]:
         game, seat = view_game_and_seat(info, self.name)
