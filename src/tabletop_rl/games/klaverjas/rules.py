@@ -39,10 +39,10 @@ __all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIO
            "TRUMP_SCHEMES", "TRUMP_STRENGTH", "UNDERTRUMP", "UNDERTRUMP_FORBIDDEN", "UNDERTRUMP_FORCED",
            "UNDERTRUMP_OPTIONS", "WINNER", "apply_action", "card_id", "card_name", "card_points", "cards_of",
            "checked_step", "clear_deal", "current_trick", "follow_regime", "hand_of", "legal_cards", "legal_mask",
-           "legal_masks_batch", "lowest_card", "match_over", "new_state", "new_states", "open_play", "option_index",
+           "lowest_card", "match_over", "new_state", "new_states", "open_play", "option_index",
            "options_row", "play_random", "play_random_batch", "player_of", "position", "quartet_table",
            "random_below", "rank_of", "reset_batch", "reset_state", "score_deal", "seat_view", "seed_rng",
-           "step_batch", "strength", "suit_id", "suit_of", "team_of", "trick_points", "trick_roem",
+           "strength", "suit_id", "suit_of", "team_of", "trick_points", "trick_roem",
            "winning_position"]
 
 # --- cards -----------------------------------------------------------------------------
@@ -674,22 +674,6 @@ def new_states(batch: int, **options) -> np.ndarray:
 def reset_batch(states, seeds):
     for i in prange(states.shape[0]):
         reset_state(states[i], seeds[i])
-
-
-@njit(cache=True, parallel=True)
-def legal_masks_batch(states, masks):
-    for i in prange(states.shape[0]):
-        legal_mask(states[i], masks[i])
-
-
-@njit(cache=True, parallel=True)
-def step_batch(states, actions, masks):
-    """Apply ``actions[i]`` to match ``i`` where ``masks[i]`` allows it; return how many were illegal."""
-    bad = 0
-    for i in prange(states.shape[0]):
-        if not checked_step(states[i], actions[i], masks[i]):
-            bad += 1
-    return bad
 
 
 @njit(cache=True, parallel=True)

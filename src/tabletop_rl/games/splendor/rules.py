@@ -28,9 +28,9 @@ __all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_R
            "RESERVE_DECK", "RETURN", "RETURN_TOKEN", "RNG", "SLOTS_PER_LEVEL", "START", "STATE_DTYPE", "STATE_SIZE",
            "STATUS", "TABLE_NOBLES", "TAKE1", "TAKE2_DIFF", "TAKE2_SAME", "TAKE3", "TOKEN_LIMIT", "TOKEN_NAMES",
            "TRIPLES", "TRIPLE_BITS", "TRUNCATED", "WIN_POINTS", "apply_action", "checked_step", "determinize_state",
-           "end_reward", "get_wide", "hide_state", "legal_mask", "legal_masks_batch", "legal_set", "level_of",
+           "end_reward", "get_wide", "hide_state", "legal_mask", "legal_set", "level_of",
            "new_states", "noble_qualifies", "play_random_batch", "play_random_until", "player_base", "random_below",
-           "random_step", "reset_batch", "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random",
+           "random_step", "reset_batch", "reset_state", "seed_rng", "set_wide", "step_vs_random",
            "tables", "tokens_held", "winners_into"]
 
 # --- colours and set-up -------------------------------------------------------------
@@ -664,32 +664,6 @@ def reset_batch(states, seeds, num_players, max_plies, parallel=True):
     else:
         for i in range(states.shape[0]):
             reset_state(states[i], seeds[i], num_players, max_plies)
-
-
-@njit(cache=True, parallel=True)
-def legal_masks_batch(states, cards, nobles, masks, parallel=True):
-    """Write the legal mask of game ``i`` into ``masks[i]``."""
-    if parallel:
-        for i in prange(states.shape[0]):
-            legal_mask(states[i], cards, nobles, masks[i])
-    else:
-        for i in range(states.shape[0]):
-            legal_mask(states[i], cards, nobles, masks[i])
-
-
-@njit(cache=True, parallel=True)
-def step_batch(states, actions, cards, nobles, masks, parallel=True):
-    """Apply ``actions[i]`` to game ``i`` where it is legal under ``masks[i]``; return how many were not."""
-    bad = 0
-    if parallel:
-        for i in prange(states.shape[0]):
-            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-                bad += 1
-    else:
-        for i in range(states.shape[0]):
-            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-                bad += 1
-    return bad
 
 
 @njit(cache=True, parallel=True)
