@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from tabletop_rl.core.kernels import below, pick_legal, shuffle, splitmix64
+from tabletop_rl.core.seeding import check_seed
 
 __all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIONS", "ALL_PASS_REDEAL",
            "ALL_PASS_SECOND_PROPOSAL", "AMSTERDAM", "BIDDING", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO",
@@ -815,10 +816,9 @@ def new_state(seed: int = 0, **options: Any) -> np.ndarray:
     >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS_AT])
     (True, 1)
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed)
     state = options_row(**options)
-    reset_state(state, int(seed) & ((1 << 63) - 1))
+    reset_state(state, seed)
     return state
 
 
