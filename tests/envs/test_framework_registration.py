@@ -7,11 +7,18 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import tabletop_rl
+
+#: The package under test, first on the fresh interpreter's path too (not whichever copy is installed).
+SRC = str(Path(tabletop_rl.__file__).resolve().parents[1])
+
 
 def run(code: str) -> str:
+    code = f"import sys\nsys.path.insert(0, {SRC!r})\n{code}"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
