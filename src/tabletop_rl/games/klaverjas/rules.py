@@ -24,7 +24,7 @@ from numba import njit, prange
 from tabletop_rl.core.kernels import below, pick_legal, shuffle, splitmix64
 from tabletop_rl.core.seeding import check_seed
 
-# The names docs/klaverjas.md shows (its "Core" section); every other offset and kernel is internal.
+# The names docs/klaverjas.md shows; every other offset and kernel is internal.
 __all__ = ["ALL_PASS", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO", "DEAL_SCORE", "DECLARED_STUK", "DOUBLING_TURN",
            "FIRST_LEAD", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM", "FOREHAND", "HAND",
            "IN_TRICK", "KRAKEN", "LEADER", "MAKER", "MATCH_SCORE", "MULTIPLIER", "NUM_DEALS_AT", "PASSES", "PHASE",
