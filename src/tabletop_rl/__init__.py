@@ -16,7 +16,6 @@ from importlib import import_module
 
 from tabletop_rl.core.game import Game, IllegalActionError
 from tabletop_rl.envs.aec import TabletopAEC, klaverjas_env, splendor_env
-from tabletop_rl.envs.extras import register_on_import as _register_on_import
 from tabletop_rl.envs.gym import KlaverjasGymEnv, SplendorGymEnv
 from tabletop_rl.envs.gym import register_envs as _register_envs
 from tabletop_rl.envs.pettingzoo_registry import register_pettingzoo_envs as _register_pettingzoo_envs
@@ -25,7 +24,6 @@ from tabletop_rl.games.splendor.game import SplendorGame
 
 _register_envs()  # gymnasium.make("tabletop_rl/Splendor-v0") works after `import tabletop_rl`
 _register_pettingzoo_envs()  # and pettingzoo.make("aec", "tabletop_rl/Splendor-v0") where PettingZoo has a registry
-_register_on_import()  # so do pyspiel.load_game("tabletop_splendor") and textarena.make("Splendor-v0")
 
 __version__ = "0.1.0"
 # The other games' modules load on first use, so `import tabletop_rl` stays quick.

@@ -290,7 +290,17 @@ def test_run_arena_rejects_bad_arguments(tmp_path):
         run_arena(players=["random", "greedy"], num_players=5, out=tmp_path / "b", progress=False)
     with pytest.raises(ValueError, match="jobs must be"):
         run_arena(players=["random", "greedy"], jobs=0, out=tmp_path / "c", progress=False)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got True"):
+        run_arena(players=["random", "greedy"], seed=True, out=tmp_path / "d", progress=False)
     assert not (tmp_path / "a").exists()
+
+
+def test_the_run_seed_follows_the_seed_rule(tmp_path):
+    # any integer type, its low 63 bits: the run of 2**63 + 5 is the run of 5 (core/seeding.py)
+    run_arena(players=["random", "greedy"], games=2, seed=np.uint64(2**63 + 5), jobs=1, out=tmp_path, progress=False)
+    assert json.loads(Path(tmp_path, "config.json").read_text())["seed"] == 5
+    scheduled = schedule(["random", "greedy"], 2, 5)
+    assert sorted(r["seed"] for r in load_games(tmp_path)) == sorted(m.seed for m in scheduled)
 
 
 def test_results_keep_the_canonical_spec_names(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from extra_skips import needs
 
 ta = needs("textarena")
-import tabletop_rl  # noqa: E402,F401  (registers Splendor-v0 with the textarena imported above)
+import tabletop_rl.envs.textarena  # noqa: E402,F401  (registers Splendor-v0)
 
 pytestmark = pytest.mark.textarena
 LEGAL = re.compile(r"Legal moves: (.*)$", re.MULTILINE)

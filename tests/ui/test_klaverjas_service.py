@@ -16,9 +16,15 @@ from extra_skips import needs
 httpx = needs("httpx")
 uvicorn = needs("uvicorn")
 
-from tabletop_rl.games.klaverjas import rules as R  # noqa: E402
 from tabletop_rl.ui import klaverjas_service  # noqa: E402
-from tabletop_rl.ui.klaverjas_service import ServiceConfig, create_app, serve_main  # noqa: E402
+from tabletop_rl.ui.klaverjas_best_card import Play, Trick, position  # noqa: E402
+from tabletop_rl.ui.klaverjas_service import (  # noqa: E402
+    BestCardRequest,
+    ServiceConfig,
+    create_app,
+    position_from_request,
+    serve_main,
+)
 
 EXAMPLE = {"hand": ["JH", "9H", "AC", "10C", "KS", "7D", "8D"],
            "table": [{"player": 2, "card": "AH"}, {"player": 3, "card": "7H"}],
@@ -82,6 +88,16 @@ def test_the_issue_example_is_answered_with_a_legal_card(client):
     assert body["candidates"][0]["card"] == body["bestCard"]
 
 
+def test_a_request_reaches_the_domain_as_written():
+    req = BestCardRequest.model_validate({**EXAMPLE, "hand": [card.lower() for card in EXAMPLE["hand"]],
+                                          "table": [{"player": 2, "card": "ah"}, "7h"]})
+    query = req.query()
+    assert query.hand == EXAMPLE["hand"] and query.table == [Play(2, "AH"), "7H"]
+    assert query.history == [Trick(0, ["7S", "8S", "AS", "9S"], winner=2, points=11)]
+    assert (query.leaderPosition, query.partnerPosition, query.requestId) == (2, 2, "abc-123")
+    assert (position_from_request(req) == position(query)).all()
+
+
 def test_healthz_and_openapi_document_the_400_mapping(client):
     assert client.get("/healthz").json()["status"] == "ok"
     spec = client.get("/openapi.json").json()
@@ -142,53 +158,15 @@ def test_a_position_without_a_legal_card_is_422(client, changes, words):
     assert words in reply.json()["detail"]
 
 
-def test_forced_undertrumping_changes_the_legal_cards(client):
-    """docs/klaverjas.md §8.1 example 3 at the first trick: N (partner) led KC, E trumped with 9H; S holds only lower
-    trumps and two diamonds."""
-    trumps = ["AH", "10H", "KH", "QH", "8H", "7H"]
-    body = request(hand=trumps + ["10D", "9D"], playerPosition=2, partnerPosition=0, leaderPosition=0,
-                   table=[{"player": 0, "card": "KC"}, {"player": 1, "card": "9H"}], history=[], rules="amsterdam")
-    assert set(client.post("/v1/best-card", json=body).json()["legalCards"]) == {"10D", "9D"}
-    body["amsterdamUndertrump"] = "forced"
-    assert set(client.post("/v1/best-card", json=body).json()["legalCards"]) == set(trumps)
-    body["rules"] = "rotterdam"
-    reply = client.post("/v1/best-card", json=body)
-    assert reply.status_code == 400 and reply.json()["detail"].startswith("amsterdamUndertrump")
-
-
 @pytest.mark.parametrize("field", ["stukMode", "quartetValues", "amsterdamUndertrump"])
 def test_unknown_knob_values_are_400(client, field):
     reply = client.post("/v1/best-card", json=request(**{field: "sometimes"}))
     assert reply.status_code == 400 and reply.json()["detail"].startswith(field)
 
 
-def test_history_roem_follows_the_stuk_and_quartet_knobs():
-    """N played QH and later KH (trump H) in different tricks, then a trick of four 8s; N won all three."""
-    from tabletop_rl.ui.klaverjas_service import BestCardRequest, position_from_request
-
-    history = [{"leader": 0, "plays": ["QH", "7C", "9C", "JC"]}, {"leader": 0, "plays": ["KH", "10C", "AC", "QC"]},
-               {"leader": 0, "plays": ["8H", "8D", "8S", "8C"]}]
-    base = {"hand": ["JH", "AH", "7D", "9D", "10D"], "history": history, "trump": "H", "playerPosition": 0}
-    same = position_from_request(BestCardRequest(**base))
-    declared = position_from_request(BestCardRequest(**base, stukMode="declared_from_hand", quartetValues="low_100"))
-    assert same[R.ROEM:R.ROEM + 2].tolist() == [0, 0]  # no trick holds K and Q; four 8s score 0
-    assert declared[R.ROEM:R.ROEM + 2].tolist() == [R.STUK_ROEM + 100, 0]
-
-
 def test_model_required_without_fallback_is_503(client):
     reply = client.post("/v1/best-card", json=request(allowFallback=False))
     assert reply.status_code == 503 and "allowFallback" in reply.json()["detail"]
-
-
-def test_scoring_modes_rank_legal_cards(client):
-    body = request(scoringMode="winTrick", hand=["JH", "10S", "AC", "10C", "KS", "7D", "8D"],
-                   leaderPosition=3, table=[{"player": 3, "card": "QS"}],
-                   history=[{"leader": 0, "plays": ["7C", "8C", "9C", "JC"]}])
-    reply = client.post("/v1/best-card", json=body).json()
-    assert set(reply["legalCards"]) == {"10S", "KS"}
-    assert reply["bestCard"] in {"10S", "KS"}  # both take the trick over from QS
-    body["scoringMode"] = "points"
-    assert client.post("/v1/best-card", json=body).json()["bestCard"] == "10S"  # the larger swing
 
 
 class _FakeScorer(BaseHTTPRequestHandler):

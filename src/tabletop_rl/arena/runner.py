@@ -34,6 +34,7 @@ from tabletop_rl.arena.warmup import check_policies, warm_policy
 from tabletop_rl.core.extras import install_hint
 from tabletop_rl.core.game import policy_answer, step_entry
 from tabletop_rl.core.progress import Progress, ignore_interrupt
+from tabletop_rl.core.seeding import check_seed
 from tabletop_rl.games import check_options, game_class, policy_game
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
@@ -172,8 +173,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
                          f"not {num_players!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed)
     _check_backend(backend, address)
     names = _canonical_players(players, game, num_players)
     cap = max_plies if max_plies is not None else rules.default_max_plies

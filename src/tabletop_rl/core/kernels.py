@@ -29,11 +29,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["SEED_MASK", "Direct", "below", "copy_into", "pick_bit", "pick_legal", "popcount", "shuffle", "splitmix64"]
-
-#: Game seeds are folded to 63 bits, so every seed is a non-negative int64.
-SEED_MASK = (1 << 63) - 1
-
+__all__ = ["Direct", "below", "copy_into", "pick_bit", "pick_legal", "popcount", "shuffle", "splitmix64"]
 
 @njit(cache=True, inline="always")
 def splitmix64(x):

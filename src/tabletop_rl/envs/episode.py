@@ -22,7 +22,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from tabletop_rl.core.game import TurnBasedGame, quote, use_color
-from tabletop_rl.core.kernels import SEED_MASK
+from tabletop_rl.core.seeding import check_seed, fresh_seed
 from tabletop_rl.games import check_options, turn_based_class
 
 __all__ = [
@@ -82,20 +82,6 @@ def check_num_players(rules: Any, num_players: Any) -> None:
         raise ValueError(f"num_players must be {allowed} for {rules.name}, got {quote(num_players)}")
 
 
-def _check_seed(seed: Any) -> int | None:
-    """``seed`` as a non-negative int folded to 63 bits (as the games fold it), or None."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
-    return int(seed) & SEED_MASK
-
-
-def _fresh_seed() -> int:
-    """A seed from the operating system's entropy, for a first episode without one."""
-    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
-
-
 def next_seed(seed: Any, previous: Any) -> int:
     """The game seed of a new episode: ``seed`` itself when given (``reset(seed=s)`` deals the game of seed
     ``s``), else one drawn from the previous game's own random stream (as the vector env's autoreset does),
@@ -104,10 +90,9 @@ def next_seed(seed: Any, previous: Any) -> int:
     >>> next_seed(7, None)
     7
     """
-    checked = _check_seed(seed)
-    if checked is not None:
-        return checked
-    return _fresh_seed() if previous is None else previous.random_below(_NEXT_SEED_BOUND)
+    if seed is not None:
+        return check_seed(seed)
+    return fresh_seed() if previous is None else previous.random_below(_NEXT_SEED_BOUND)
 
 
 def position_option(options: Any) -> Any:

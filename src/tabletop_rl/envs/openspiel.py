@@ -1,7 +1,7 @@
 """Splendor as an OpenSpiel game (needs the ``[openspiel]`` extra): ``pyspiel.load_game("tabletop_splendor")``.
 
-Importing this module registers the game; ``import tabletop_rl`` imports it by itself the moment ``pyspiel`` is
-imported (``envs.extras``). Parameters: ``players`` (2-4, default 2) and ``max_plies`` (default 1000).
+Importing this module registers the game, as OpenSpiel's own Python games register when imported (``import
+tabletop_rl`` alone loads no framework). Parameters: ``players`` (2-4, default 2) and ``max_plies`` (default 1000).
 
 Every card that comes into view is an explicit chance node, so OpenSpiel's chance-aware algorithms see the
 true odds and no state holds a deck order: the deal (the nobles, then the twelve market cards) and each card

@@ -1,8 +1,8 @@
 """Splendor as a TextArena env (needs the ``[textarena]`` extra): ``textarena.make("Splendor-v0")``.
 
-Importing this module registers ``Splendor-v0``; ``import tabletop_rl`` imports it by itself the moment
-``textarena`` is imported (``envs.extras``). The env follows TextArena's loop (``reset(num_players, seed)``,
-``get_observation()``, ``step(action)``, ``close()``) for 2-4 players:
+Importing this module registers ``Splendor-v0`` (``import tabletop_rl`` alone loads no framework). The env
+follows TextArena's loop (``reset(num_players, seed)``, ``get_observation()``, ``step(action)``, ``close()``)
+for 2-4 players:
 
 - the observation is the rules, what happened since the player's last turn and the board from the player's
   seat (``SplendorGame.render``) with the legal moves, not a chat log that grows all game;
@@ -16,6 +16,7 @@ Rewards are ours: winners share +1, losers share -1; 0 each after the ply cap. A
 and the others share +1.
 
 >>> import textarena as ta                                   # doctest: +SKIP
+>>> import tabletop_rl.envs.textarena                        # doctest: +SKIP
 >>> env = ta.make("Splendor-v0"); env.reset(num_players=2, seed=7)   # doctest: +SKIP
 """
 

@@ -38,8 +38,11 @@ variable and the setting. At startup the service compiles its kernels by answeri
 (request id, sanitised inputs with long strings cut, the choice or the refusal, milliseconds); the API key
 is never logged.
 
-This module is the ``[serve]`` extra's entry point: it imports fastapi, pydantic, httpx, uvicorn and pyyaml
-at its top, and no other module of the package imports it (``tabletop serve klaverjas`` loads it by name).
+This module is the HTTP face: the schema (the request's shape), the app and its routes, the settings and the
+logs. What a request means (the position, its checks against the rules, the scoring and ranking) is
+``ui/klaverjas_best_card.py``, which imports no web framework. This module is the ``[serve]`` extra's entry
+point: it imports fastapi, pydantic, httpx, uvicorn and pyyaml at its top, and no other module of the package
+imports it (``tabletop serve klaverjas`` loads it by name).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import httpx
 import numpy as np
@@ -72,15 +75,26 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import model as M
-from tabletop_rl.games.klaverjas import rules as R
-from tabletop_rl.games.klaverjas.baselines import heuristic_scores
-from tabletop_rl.games.klaverjas.determinize import excluded_by_play
 from tabletop_rl.ui.body_limit import BodyLimit, Scope, Send, declared_length, no_body
+from tabletop_rl.ui.klaverjas_best_card import (
+    AmsterdamUndertrump,
+    BestCard,
+    Play,
+    QuartetValues,
+    Query,
+    RequestError,
+    RuleSet,
+    ScoringMode,
+    StukMode,
+    Trick,
+    position,
+)
 
 __all__ = ["BestCardRequest", "BestCardResponse", "Candidate", "ErrorResponse", "HistoryTrick", "ModelInfo",
            "ServiceConfig", "TablePlay", "create_app", "position_from_request", "serve_main"]
 
 _MAX_BODY_BYTES = 64 * 1024
+_BEST_CARD_PATH = "/v1/best-card"
 # The schema admits either case (the validators below upper-case first), for cards and trump alike.
 _CARD_PATTERN = r"^(7|8|9|10|[JQKAjqka])[CDHScdhs]$"
 _SUIT_PATTERN = r"^[CDHScdhs]$"
@@ -262,12 +276,8 @@ _Play = Annotated[Annotated[_Card, Tag("text")] | Annotated[TablePlay, Tag("seat
 _UNION_TAGS = {"text", "seat"}  # left out of the field names in error messages
 
 
-def _play_card(play: str | TablePlay) -> str:
-    return play if isinstance(play, str) else play.card
-
-
-def _play_seat(play: str | TablePlay) -> int | None:
-    return None if isinstance(play, str) else play.player
+def _play(play: str | TablePlay) -> str | Play:
+    return play if isinstance(play, str) else Play(play.player, play.card)
 
 
 class HistoryTrick(BaseModel):
@@ -314,18 +324,25 @@ class BestCardRequest(BaseModel):
     makerPosition: int | None = Field(default=None, ge=0, le=3,
                                       description="seat that chose trump (default: the leader of the first trick, "
                                                   "or of this trick when the history is left out)")
-    scoringMode: Literal["simple", "points", "winTrick"] = "simple"
-    topK: int = Field(default=3, ge=1, le=8)
+    # the knobs' values and defaults are the domain's (Query)
+    scoringMode: ScoringMode = Query.scoringMode
+    topK: int = Field(default=Query.topK, ge=1, le=8)
     requestId: str | None = Field(default=None, max_length=200)
-    rules: Literal["rotterdam", "amsterdam"] = "rotterdam"
-    amsterdamUndertrump: Literal["forbidden_unless_only_trumps", "forced"] = Field(
-        default="forbidden_unless_only_trumps", description="Amsterdam house rule: undertrump an opponent's "
-                                                            "trump you cannot beat (forced) or discard")
-    stukMode: Literal["same_trick", "declared_from_hand"] = Field(
-        default="same_trick", description="how the history's stuk (K+Q of trump) scored")
-    quartetValues: Literal["standard", "low_100", "all_100"] = Field(
-        default="standard", description="quartet roem preset for the history")
-    allowFallback: bool = True
+    rules: RuleSet = Query.rules
+    amsterdamUndertrump: AmsterdamUndertrump = Field(
+        default=Query.amsterdamUndertrump, description="Amsterdam house rule: undertrump an opponent's trump you "
+                                                       "cannot beat (forced) or discard")
+    stukMode: StukMode = Field(default=Query.stukMode, description="how the history's stuk (K+Q of trump) scored")
+    quartetValues: QuartetValues = Field(default=Query.quartetValues,
+                                         description="quartet roem preset for the history")
+    allowFallback: bool = Query.allowFallback
+
+    def query(self) -> Query:
+        """The request as the domain takes it (``ui/klaverjas_best_card.py``)."""
+        history = None if self.history is None else [Trick(t.leader, [_play(p) for p in t.plays], t.winner, t.points)
+                                                     for t in self.history]
+        return Query(**self.model_dump(exclude={"table", "history"}), table=[_play(p) for p in self.table],
+                     history=history)
 
 
 class Candidate(BaseModel):
@@ -353,174 +370,9 @@ class ErrorResponse(BaseModel):
     detail: str
 
 
-class _RequestError(Exception):
-    """A request the service refuses: ``status`` 400/422/503 and a message naming the field; ``request``, the
-    sanitised request for the log, is filled in by the endpoint."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.request: dict[str, Any] = {}
-
-
-# --- position from a request ---------------------------------------------------------------------
-def _card(text: str, field_name: str) -> int:
-    try:
-        return R.card_id(text)
-    except ValueError as e:
-        raise _RequestError(400, f"{field_name}: {e}") from None
-
-
-def _check_places(req: BestCardRequest) -> tuple[list[int], list[list[int]], list[int]]:
-    """Card ids of the hand, history tricks and table; 400 for a card in two places."""
-    seen: dict[int, str] = {}
-
-    def place(text: str, where: str) -> int:
-        card = _card(text, where)
-        if card in seen:
-            raise _RequestError(400, f"{where}: card {R.card_name(card)} already appears in {seen[card]}")
-        seen[card] = where
-        return card
-
-    hand = [place(c, f"hand[{i}]") for i, c in enumerate(req.hand)]
-    history = []
-    for i, trick in enumerate(req.history or []):
-        cards = []
-        for k, play in enumerate(trick.plays):
-            seat = _play_seat(play)
-            if seat is not None and seat != (trick.leader + k) % 4:
-                raise _RequestError(400, f"history[{i}].plays[{k}].player: expected seat {(trick.leader + k) % 4} "
-                                         f"(clockwise from leader {trick.leader})")
-            cards.append(place(_play_card(play), f"history[{i}].plays[{k}]"))
-        history.append(cards)
-    table = [place(_play_card(p), f"table[{k}]") for k, p in enumerate(req.table)]
-    return hand, history, table
-
-
-def _leader(req: BestCardRequest) -> int:
-    """The seat that led the trick in progress: ``leaderPosition``, else the seat ``table[0]`` names, else (an
-    empty table) the player; 400 when the table's first card names no seat and ``leaderPosition`` is missing."""
-    if req.leaderPosition is not None:
-        return req.leaderPosition
-    if not req.table:
-        return req.playerPosition
-    seat = _play_seat(req.table[0])
-    if seat is None:
-        raise _RequestError(400, "leaderPosition: required when table[0] is a bare card "
-                                 "(or give it as {\"player\": seat, \"card\": ...})")
-    return seat
-
-
-def _check_seats(req: BestCardRequest) -> int:
-    """The leader of the trick in progress; 400 for seat inconsistencies."""
-    if len(req.table) > 3:
-        raise _RequestError(400, f"table: at most 3 cards can lie on the table, got {len(req.table)}")
-    if req.partnerPosition is not None and req.partnerPosition != (req.playerPosition + 2) % 4:
-        raise _RequestError(400, f"partnerPosition: the partner sits opposite seat {req.playerPosition}, "
-                                 f"at {(req.playerPosition + 2) % 4}")
-    leader = _leader(req)
-    for k, play in enumerate(req.table):
-        seat = _play_seat(play)
-        if seat is not None and seat != (leader + k) % 4:
-            raise _RequestError(400, f"table[{k}].player: expected seat {(leader + k) % 4} "
-                                     f"(clockwise from leaderPosition {leader})")
-    return leader
-
-
-def _trick_number(req: BestCardRequest, hand: list[int], history: list[list[int]]) -> int:
-    """Tricks finished before this one: the history's length when it is given (the hand must then hold the
-    rest), else what the hand size says (FR-2: the history is optional)."""
-    if req.history is None:
-        return R.TRICKS_PER_DEAL - len(hand)
-    if len(hand) != R.TRICKS_PER_DEAL - len(history):
-        raise _RequestError(422, f"no legal card: after {len(history)} tricks the hand must hold "
-                                 f"{R.TRICKS_PER_DEAL - len(history)} cards, got {len(hand)} "
-                                 f"(leave history out to have the hand size say which trick it is)")
-    return len(history)
-
-
 def position_from_request(req: BestCardRequest) -> np.ndarray:
-    """The state row of the player's view (other hands empty); 400/422 ``_RequestError`` otherwise.
-
-    Without a history the earlier tricks stay empty in the row: their cards count as unseen, so the model,
-    the heuristic and determinisation treat them as possibly in any other hand, and the points and roem
-    scored so far count as 0."""
-    hand, history, table = _check_places(req)
-    leader = _check_seats(req)
-    trump = R.suit_id(req.trump)
-    if (leader + len(table)) % 4 != req.playerPosition:
-        raise _RequestError(422, f"no legal card: seat {(leader + len(table)) % 4} is to act, "
-                                 f"not playerPosition {req.playerPosition}")
-    t = _trick_number(req, hand, history)
-    state = _rules_state(req)
-    first_leader = req.history[0].leader if req.history else leader
-    state[R.TRUMP], state[R.PHASE] = trump, R.PLAYING
-    state[R.MAKER] = first_leader if req.makerPosition is None else req.makerPosition
-    state[R.HAND:R.HAND + 4] = 0
-    state[R.HAND + req.playerPosition] = R.hand_of(hand)
-    _replay_history(state, req, history)
-    if req.history and leader != int(state[R.WINNER + t - 1]):
-        raise _RequestError(422, f"no legal card: leaderPosition {leader} did not win the last trick "
-                                 f"(seat {int(state[R.WINNER + t - 1])} did)")
-    state[R.LEADER + t] = leader
-    state[R.TRICK + 4 * t:R.TRICK + 4 * t + len(table)] = table
-    state[R.TRICK_NO], state[R.IN_TRICK], state[R.CURRENT] = t, len(table), req.playerPosition
-    _declared_stuk(state)
-    _check_voids(state, req.playerPosition, len(history))
-    return state
-
-
-def _rules_state(req: BestCardRequest) -> np.ndarray:
-    """A row with the request's rule knobs; 400 naming the field for a combination the rules refuse."""
-    try:
-        return R.new_state(rules=req.rules, stuk_mode=req.stukMode, quartet_values=req.quartetValues,
-                           amsterdam_undertrump_vs_opponent=req.amsterdamUndertrump)
-    except ValueError as e:
-        raise _RequestError(400, f"amsterdamUndertrump: {e}") from None
-
-
-def _declared_stuk(state: np.ndarray) -> None:
-    """``stukMode: declared_from_hand``: 20 roem to the team of a seat that played both K and Q of trump."""
-    trump = int(state[R.TRUMP])
-    seats = {R.player_of(state, 8 * trump + rank) for rank in (R.KING, R.QUEEN)}
-    if int(state[R.STUK_MODE]) == R.STUK_DECLARED and len(seats) == 1 and -1 not in seats:
-        team = R.team_of(seats.pop())
-        state[R.ROEM + team] += R.STUK_ROEM
-        state[R.DECLARED_STUK] = team
-
-
-def _replay_history(state: np.ndarray, req: BestCardRequest, history: list[list[int]]) -> None:
-    """Fill the finished tricks; 422 when leaders, winners or points contradict the rules."""
-    trump = int(state[R.TRUMP])
-    for i, (trick, cards) in enumerate(zip(req.history or [], history)):
-        if i and trick.leader != int(state[R.WINNER + i - 1]):
-            raise _RequestError(422, f"no legal card: history[{i}].leader is {trick.leader} but seat "
-                                     f"{int(state[R.WINNER + i - 1])} won the trick before")
-        row = np.array(cards, np.int64)
-        winner = (trick.leader + R.winning_position(row, 4, trump)) % 4
-        points = int(R.trick_points(row, trump))
-        if trick.winner is not None and trick.winner != winner:
-            raise _RequestError(422, f"no legal card: history[{i}].winner is {trick.winner}, the rules say {winner}")
-        if trick.points is not None and trick.points not in (points, points + R.LAST_TRICK_BONUS * (i == 7)):
-            raise _RequestError(422, f"no legal card: history[{i}].points is {trick.points}, the cards make {points}")
-        state[R.TRICK + 4 * i:R.TRICK + 4 * i + 4] = cards
-        state[R.LEADER + i], state[R.WINNER + i] = trick.leader, winner
-        state[R.TRICK_ROEM + i] = R.trick_roem(row, trump, state[R.QUARTETS:R.QUARTETS + 8],
-                                               state[R.STUK_MODE] == R.STUK_SAME_TRICK)
-        state[R.CARD_POINTS + R.team_of(winner)] += points
-        state[R.ROEM + R.team_of(winner)] += state[R.TRICK_ROEM + i]
-
-
-def _check_voids(state: np.ndarray, seat: int, known: int) -> None:
-    """422 when the player's own hand contradicts what the player's plays in the ``known`` tricks showed."""
-    trump, regime = int(state[R.TRUMP]), int(R.follow_regime(state))
-    hand = int(state[R.HAND + seat])
-    for t in range(known):
-        cards = [int(c) for c in state[R.TRICK + 4 * t:R.TRICK + 4 * t + 4]]
-        k = (seat - int(state[R.LEADER + t])) % 4
-        if hand & excluded_by_play(cards[:k], cards[k], trump, regime):
-            raise _RequestError(422, f"no legal card: history[{t}] shows seat {seat} could not hold "
-                                     f"what its hand now holds (an illegal play or a wrong hand)")
+    """The state row of the player's view (``klaverjas_best_card.position``); ``RequestError`` 400/422."""
+    return position(req.query())
 
 
 # --- responders ----------------------------------------------------------------------------------
@@ -533,7 +385,7 @@ class _ExternalScorer:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=timeout_s, headers=headers)
 
-    def scores(self, body: dict, legal: list[str]) -> tuple[dict[str, float], dict]:
+    def scores(self, body: dict[str, Any], legal: list[str]) -> tuple[dict[str, float], dict[str, str]]:
         """Scores by card name and the model info; ``RuntimeError`` for any failure (network, status, shape)."""
         try:
             reply = self.client.post(f"{self.base_url}/score", json={**body, "legalCards": legal})
@@ -546,116 +398,11 @@ class _ExternalScorer:
             raise RuntimeError(f"external scoring API failed: {type(e).__name__}: {e}") from None
 
 
-def _immediate_swing(state: np.ndarray, card: int) -> tuple[bool, float]:
-    """Whether ``card`` would take over the trick in progress, and the point swing for our side."""
-    trump, seat = int(state[R.TRUMP]), int(state[R.CURRENT])
-    table = np.zeros(4, np.int64)
-    n = R.current_trick(state, table)
-    points = float(sum(R.card_points(int(c), trump) for c in table[:n]) + R.card_points(card, trump))
-    if n == 0:
-        return True, 0.0
-    table[n] = card
-    holder = (int(state[R.LEADER + int(state[R.TRICK_NO])]) + R.winning_position(table, n + 1, trump)) % 4
-    takes = holder == seat
-    return takes, points if R.team_of(holder) == R.team_of(seat) else -points
-
-
-def _model_info(model: M.MLP) -> dict[str, Any]:
-    return {"name": "klaverjas-mlp", "version": model.meta.get("created", "unknown")}
-
-
-class _BestCardService:
-    """Chooses a card for a request: validation, responders in order, re-ranking, logging."""
-
-    def __init__(self, config: ServiceConfig) -> None:
-        self.config = config
-        path = M.packaged_model_path() if config.model_path == "packaged" else (config.model_path or None)
-        self.model = M.load(path) if path else None
-        self.model_info = _model_info(self.model) if self.model is not None else None
-        self.external = (_ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url
-                         else None)
-        self.warm_up()
-
-    def warm_up(self) -> None:
-        """Answer the examples once, so that numba compiles (or loads from its cache) every kernel a request
-        needs now rather than in the first request, which took seconds. The external API is not called."""
-        start = time.perf_counter()
-        for example in _EXAMPLES:
-            state = position_from_request(BestCardRequest.model_validate(example))
-            legal = _legal_cards(state)
-            scores = {c: s for c, (s, _) in heuristic_scores(state, legal).items()}
-            if self.model is not None:
-                scores = self.model.card_scores(state, legal)
-            for mode in ("simple", "points", "winTrick"):
-                self._rank(mode, state, legal, scores)
-        _log.info(json.dumps({"event": "warm_up", "examples": len(_EXAMPLES),
-                              "ms": round((time.perf_counter() - start) * 1000, 2)}))
-
-    def choose(self, req: BestCardRequest) -> dict:
-        """The response body for a validated request (``_RequestError`` for 400/422/503)."""
-        start = time.perf_counter()
-        state = position_from_request(req)
-        legal = _legal_cards(state)
-        scores, reasons, info = self._score(req, state, legal)
-        ranked = self._rank(req.scoringMode, state, legal, scores)
-        hand = R.cards_of(int(state[R.HAND + req.playerPosition]))
-        candidates = [{"card": R.card_name(c), "score": round(float(ranked.get(c, scores.get(c, 0.0))), 4),
-                       "legal": c in ranked, "reason": reasons.get(c, "not legal")}
-                      for c in sorted(hand, key=lambda c: (c not in ranked, -ranked.get(c, 0.0), c))]
-        best = max(ranked, key=lambda c: (ranked[c], -c))
-        body = {"bestCard": R.card_name(best), "candidates": candidates[:req.topK],
-                "legalCards": [R.card_name(c) for c in legal], "model": info, "requestId": req.requestId}
-        _log.info(json.dumps({"event": "best_card", "requestId": req.requestId, "input": _sanitised(req),
-                              "legalCards": body["legalCards"], "bestCard": body["bestCard"],
-                              "scores": {k["card"]: k["score"] for k in candidates}, "model": info["name"],
-                              "ms": round((time.perf_counter() - start) * 1000, 2)}))
-        return body
-
-    def _score(self, req: BestCardRequest, state: np.ndarray,
-               legal: list[int]) -> tuple[dict[int, float], dict[int, str], dict[str, Any]]:
-        """Scores and reasons by card id, and the responder's name and version."""
-        if self.model is not None:
-            scores = self.model.card_scores(state, legal)
-            return scores, dict.fromkeys(legal, "local model"), _model_info(self.model)
-        if self.external is not None:
-            try:
-                by_name, info = self.external.scores(req.model_dump(), [R.card_name(c) for c in legal])
-                return ({c: by_name.get(R.card_name(c), float("-inf")) for c in legal},
-                        dict.fromkeys(legal, "external model"), info)
-            except RuntimeError as e:
-                _log.warning(json.dumps({"event": "external_failed", "requestId": req.requestId, "error": str(e)}))
-        if not req.allowFallback:
-            raise _RequestError(503, "allowFallback: a model is required but none is available "
-                                     "(no local model loaded and the external API did not answer)")
-        heuristic = heuristic_scores(state, legal)
-        return ({c: s for c, (s, _) in heuristic.items()}, dict.fromkeys(legal, "fallback"),
-                {"name": "heuristic", "version": "1"})
-
-    @staticmethod
-    def _rank(mode: str, state: np.ndarray, legal: list[int], scores: dict[int, float]) -> dict[int, float]:
-        """Scores of the legal cards after the ``scoringMode`` re-ranking (non-finite scores count as lowest)."""
-        finite = {c: (s if np.isfinite(s) else -1e9) for c, s in scores.items() if c in legal}
-        if mode == "simple":
-            return finite
-        swing = {c: _immediate_swing(state, c) for c in legal}
-        if mode == "winTrick":
-            return {c: finite[c] + (1e6 if swing[c][0] else 0.0) for c in legal}
-        return {c: swing[c][1] + finite[c] / 1000 for c in legal}
-
-
-def _legal_cards(state: np.ndarray) -> list[int]:
-    """The cards the seat to act may play; 422 when there is none."""
-    mask = np.zeros(R.NUM_ACTIONS, np.bool_)
-    if R.legal_mask(state, mask) == 0:
-        raise _RequestError(422, "no legal card in this position")
-    return [int(c) for c in np.flatnonzero(mask)]
-
-
 # --- logging -------------------------------------------------------------------------------------
 def _sanitised(req: BestCardRequest) -> dict:
     """Request fields worth logging: the position, not free text beyond the request id (cut short)."""
     return {"requestId": None if req.requestId is None else _cut(req.requestId), "hand": req.hand,
-            "table": [_play_card(p) for p in req.table],
+            "table": [p if isinstance(p, str) else p.card for p in req.table],
             "tricks": "omitted" if req.history is None else len(req.history),
             "trump": req.trump, "playerPosition": req.playerPosition, "rules": req.rules,
             "amsterdamUndertrump": req.amsterdamUndertrump, "stukMode": req.stukMode,
@@ -785,9 +532,21 @@ def _examples_html(spec: Mapping[str, Any], path: str, op: Mapping[str, Any]) ->
 
 
 # --- the app -------------------------------------------------------------------------------------
+def _local_model(model_path: str) -> M.MLP | None:
+    """The model of the ``model_path`` setting: ``"packaged"`` the shipped one, ``""`` none."""
+    path = M.packaged_model_path() if model_path == "packaged" else (model_path or None)
+    return M.load(path) if path else None
+
+
 def create_app(config: ServiceConfig | None = None) -> FastAPI:
     """The FastAPI application (``uvicorn.run(create_app(), ...)``); building it warms the kernels up."""
-    service = _BestCardService(config or ServiceConfig())
+    config = config or ServiceConfig()
+    external = _ExternalScorer(config.api_url, config.api_key, config.api_timeout_s) if config.api_url else None
+    chooser = BestCard(_local_model(config.model_path), external.scores if external is not None else None)
+    start = time.perf_counter()
+    chooser.warm_up(BestCardRequest.model_validate(example).query() for example in _EXAMPLES)
+    _log.info(json.dumps({"event": "warm_up", "examples": len(_EXAMPLES),
+                          "ms": round((time.perf_counter() - start) * 1000, 2)}))
     app = FastAPI(title="Klaverjas best-card service", version="1", docs_url=None, redoc_url=None,
                   description=(__doc__ or "").split("\n\n", 1)[1])
     app.add_middleware(BodyLimit, limit=_MAX_BODY_BYTES, refuse=_refuse_body)
@@ -803,34 +562,35 @@ def create_app(config: ServiceConfig | None = None) -> FastAPI:
         _log_refused(400, detail, request.url.path, _sanitised_body(getattr(exc, "body", None)))
         return _json_reply(400, detail)
 
-    @app.exception_handler(_RequestError)
-    async def refused(request: Request, exc: _RequestError) -> JSONResponse:
-        _log_refused(exc.status, str(exc), request.url.path, exc.request)
-        return _json_reply(exc.status, str(exc))
-
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = _http_error_message(exc)
         _log_refused(exc.status_code, detail, request.url.path, {})
         return _json_reply(exc.status_code, detail, exc.headers)
 
-    def best_card(req: BestCardRequest) -> dict:
+    def best_card(req: BestCardRequest) -> Any:
+        start = time.perf_counter()
         try:
-            return service.choose(req)
-        except _RequestError as e:
-            e.request = _sanitised(req)  # for the log line of the refusal
-            raise
+            body = chooser.choose(req.query())
+        except RequestError as e:
+            _log_refused(e.status, str(e), _BEST_CARD_PATH, _sanitised(req))
+            return _json_reply(e.status, str(e))
+        _log.info(json.dumps({"event": "best_card", "requestId": req.requestId, "input": _sanitised(req),
+                              "legalCards": body["legalCards"], "bestCard": body["bestCard"],
+                              "scores": {k["card"]: k["score"] for k in body["candidates"]},
+                              "model": body["model"]["name"], "ms": round((time.perf_counter() - start) * 1000, 2)}))
+        return body
 
     documented: dict[int | str, dict[str, Any]] = {code: {"model": ErrorResponse, "description": text}
                                                    for code, text in errors.items()}
-    app.post("/v1/best-card", response_model=BestCardResponse, responses=documented,
+    app.post(_BEST_CARD_PATH, response_model=BestCardResponse, responses=documented,
              summary="The best legal card for the player to act",
              description="Send the player's hand, the cards on the table and (optionally) the finished tricks; "
                          "the answer names the best card, the legal cards and the ranked candidates.")(best_card)
 
     @app.get("/healthz", summary="Whether the service is up, and its responders")
     def healthz() -> dict:
-        return {"status": "ok", "model": service.model_info, "external": service.external is not None}
+        return {"status": "ok", "model": chooser.model_info, "external": external is not None}
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> str:

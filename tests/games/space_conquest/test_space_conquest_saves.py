@@ -53,6 +53,22 @@ def test_the_save_as_written_loads_and_equals_the_game():
     assert json.loads(game.to_json()) == data
 
 
+def test_a_save_from_before_seeds_were_folded_to_63_bits_keeps_its_map():
+    # a game made without a seed once drew all 64 bits; a new game folds 2**63 + 5 to 5, its save must not
+    seed = 2**63 + 5
+    state, log = R.new_game(seed)
+    used = R.fleet_at(int(state[R.NUM_FLEETS_AT]))
+    old = {"format": "space_conquest/1", "seed": seed, "max_turns": R.DEFAULT_MAX_TURNS, "loss_model": "flat",
+           "history": [], "errors": [[], []], "state": [int(v) for v in state[:used]],
+           "log": [[int(v) for v in row] for row in log[1:log[0, 0] + 1]]}
+    game = SpaceConquestGame.from_dict(old)
+    assert game.seed == seed and np.array_equal(game.state, state)
+    assert not np.array_equal(game.state, SpaceConquestGame(seed).state)
+    game.step({"moves": [{"from": game.home_letter(0), "to": game.home_letter(1), "ships": 1}]}, None)
+    assert game.clone() == game and list(game.replay())[-1] == game
+    assert SpaceConquestGame.from_json(game.to_json()) == game
+
+
 def test_an_edited_garrison_names_the_star_and_both_values():
     data = real_save()
     at = R.star_at(3) + R.S_SHIPS

@@ -22,28 +22,18 @@ import numpy as np
 from numba import njit, prange
 
 from tabletop_rl.core.kernels import below, pick_legal, shuffle, splitmix64
+from tabletop_rl.core.seeding import check_seed
 
-__all__ = ["ACCEPT", "ALL_CARDS", "ALL_PASS", "ALL_PASS_FORCED", "ALL_PASS_OPTIONS", "ALL_PASS_REDEAL",
-           "ALL_PASS_SECOND_PROPOSAL", "AMSTERDAM", "BIDDING", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO",
-           "DEAL_SCORE", "DEAL_TOTAL", "DECLARED_STUK", "DE_BRUIJN", "DE_BRUIJN_INDEX", "DOUBLING", "DOUBLING_TURN",
-           "FIRST_LEAD", "FIRST_LEADS", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM",
-           "FORCED_FOREHAND", "FOREHAND", "FREE_WITH_PASS", "HAND", "IN_TRICK", "KING", "KRAAK", "KRAKEN",
-           "LAST_TRICK_BONUS", "LEADER", "LEAD_FOREHAND", "LEAD_MAKER", "MAKER", "MASK32", "MATCH_SCORE", "MAX_DEALS",
-           "MAX_TARGET",
-           "MULTIPLIER", "NAME_TRUMP", "NUM_ACTIONS", "NUM_CARDS", "NUM_DEALS_AT", "OVER", "PASS", "PASSES", "PHASE",
-           "PHASE_NAMES", "PIT_BONUS", "PIT_FOR_DEFENDERS", "PLAIN_POINTS", "PLAIN_STRENGTH", "PLAY", "PLAYING",
-           "PROPOSALS", "PROPOSED", "PROPOSED_SUIT", "QUARTETS", "QUARTET_PRESETS", "QUEEN", "RANKS", "REKRAAK",
-           "RNG", "ROEM", "ROTTERDAM", "RULES", "RULE_SETS", "RUN3_STARTS", "RUN4_STARTS", "SCHEME", "STATE_DTYPE",
-           "STATE_SIZE", "STUK_DECLARED", "STUK_MODE", "STUK_MODES", "STUK_ROEM", "STUK_SAME_TRICK", "SUITS",
-           "TARGET", "TRICK", "TRICKS_PER_DEAL", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "TRUMP_POINTS",
-           "TRUMP_SCHEMES", "TRUMP_STRENGTH", "UNDERTRUMP", "UNDERTRUMP_FORBIDDEN", "UNDERTRUMP_FORCED",
-           "UNDERTRUMP_OPTIONS", "WINNER", "apply_action", "card_id", "card_name", "card_points", "cards_of",
-           "checked_step", "clear_deal", "current_trick", "follow_regime", "hand_of", "legal_cards", "legal_mask",
-           "legal_masks_batch", "lowest_card", "match_over", "new_state", "new_states", "open_play", "option_index",
-           "options_row", "play_random", "play_random_batch", "player_of", "position", "quartet_table",
-           "random_below", "rank_of", "reset_batch", "reset_state", "score_deal", "seat_view", "seed_rng",
-           "step_batch", "strength", "suit_id", "suit_of", "team_of", "trick_points", "trick_roem",
-           "winning_position"]
+# The names docs/klaverjas.md shows; every other offset and kernel is internal.
+__all__ = ["ALL_PASS", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO", "DEAL_SCORE", "DECLARED_STUK", "DOUBLING_TURN",
+           "FIRST_LEAD", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM", "FOREHAND", "HAND",
+           "IN_TRICK", "KRAKEN", "LEADER", "MAKER", "MATCH_SCORE", "MULTIPLIER", "NUM_DEALS_AT", "PASSES", "PHASE",
+           "PIT_FOR_DEFENDERS", "PROPOSALS", "PROPOSED", "QUARTETS", "RNG", "ROEM", "RULES", "SCHEME", "STATE_SIZE",
+           "STUK_MODE", "TARGET", "TRICK", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "UNDERTRUMP", "WINNER",
+           "apply_action", "card_id", "card_name", "checked_step", "follow_regime", "legal_cards", "legal_mask",
+           "match_over", "new_state", "new_states", "open_play", "options_row", "play_random", "play_random_batch",
+           "position", "quartet_table", "reset_batch", "reset_state", "score_deal", "seat_view", "trick_points",
+           "trick_roem", "winning_position"]
 
 # --- cards -----------------------------------------------------------------------------
 SUITS = "CDHS"
@@ -677,22 +667,6 @@ def reset_batch(states, seeds):
 
 
 @njit(cache=True, parallel=True)
-def legal_masks_batch(states, masks):
-    for i in prange(states.shape[0]):
-        legal_mask(states[i], masks[i])
-
-
-@njit(cache=True, parallel=True)
-def step_batch(states, actions, masks):
-    """Apply ``actions[i]`` to match ``i`` where ``masks[i]`` allows it; return how many were illegal."""
-    bad = 0
-    for i in prange(states.shape[0]):
-        if not checked_step(states[i], actions[i], masks[i]):
-            bad += 1
-    return bad
-
-
-@njit(cache=True, parallel=True)
 def play_random_batch(states, steps):
     """Play every match to its end with random legal actions; ``steps[i]`` gets its action count."""
     for i in prange(states.shape[0]):
@@ -831,10 +805,9 @@ def new_state(seed: int = 0, **options: Any) -> np.ndarray:
     >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS_AT])
     (True, 1)
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed)
     state = options_row(**options)
-    reset_state(state, int(seed) & ((1 << 63) - 1))
+    reset_state(state, seed)
     return state
 
 

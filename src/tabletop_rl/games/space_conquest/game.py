@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tabletop_rl.core.game import SeatView, dense_ranks, quote
+from tabletop_rl.core.seeding import check_seed, fresh_seed
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import (
@@ -44,14 +45,6 @@ def parse_save(text: str | bytes) -> Any:
 
 _SAVE_FORMAT = "space_conquest/1"
 _Moves = list[tuple[int, int, int]]
-
-
-def _seed_int(seed: int | None) -> int:
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
-    return int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
 def _check_settings(max_turns: Any, loss_model: Any) -> None:
@@ -87,8 +80,13 @@ class SpaceConquestGame:
     def __init__(self, seed: int | None = None, max_turns: int = R.DEFAULT_MAX_TURNS,
                  loss_model: str = "flat") -> None:
         _check_settings(max_turns, loss_model)
-        self.seed = _seed_int(seed)
-        self.max_turns = int(max_turns)
+        self._deal(fresh_seed() if seed is None else check_seed(seed), int(max_turns), loss_model)
+
+    def _deal(self, seed: int, max_turns: int, loss_model: str) -> None:
+        """Start the game on the map of ``seed`` as it is, all 64 bits: a save from before seeds were folded to
+        63 bits (half of those from a game made without a seed) keeps its map, in its copies and replays too."""
+        self.seed = seed
+        self.max_turns = max_turns
         self.loss_model = loss_model
         self.state, self.log = R.new_game(self.seed, self.max_turns, R.LOSS_MODELS.index(loss_model))
         self._history: list[tuple[np.ndarray, np.ndarray]] = []  # per turn: the orders that executed, counts
@@ -103,6 +101,13 @@ class SpaceConquestGame:
         if num_players != R.NUM_PLAYERS:
             raise ValueError(f"space-conquest is played by 2 players, got {quote(num_players)}")
         return cls(seed, R.DEFAULT_MAX_TURNS if max_plies is None else max_plies, loss_model)
+
+    @classmethod
+    def _dealt(cls, seed: int, max_turns: int, loss_model: str) -> SpaceConquestGame:
+        """The game on the map of ``seed`` as it is (``_deal``), with settings checked already."""
+        game = cls.__new__(cls)
+        game._deal(seed, max_turns, loss_model)
+        return game
 
     @staticmethod
     def rules_help() -> str:
@@ -290,7 +295,7 @@ class SpaceConquestGame:
     # --- copies, saving, replay ----------------------------------------------------------
     def clone(self) -> SpaceConquestGame:
         """An independent copy (a plain copy, not a reload: a reload replays the whole game)."""
-        copy = SpaceConquestGame(self.seed, self.max_turns, self.loss_model)
+        copy = SpaceConquestGame._dealt(self.seed, self.max_turns, self.loss_model)
         copy.state[:], copy.log[:] = self.state, self.log
         copy._history = [(orders.copy(), counts.copy()) for orders, counts in self._history]
         copy.errors = [list(seat) for seat in self.errors]
@@ -333,7 +338,8 @@ class SpaceConquestGame:
         seed = data["seed"]
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ValueError(f"save: seed must be an integer from 0 to 2**64 - 1, got {quote(seed)}")
-        game = cls(seed, data["max_turns"], data["loss_model"])
+        _check_settings(data["max_turns"], data["loss_model"])
+        game = cls._dealt(seed, int(data["max_turns"]), data["loss_model"])
         history = _history_moves(data["history"])
         row, log = _stored_row(data["state"]), _stored_log(data["log"])
         errors = _checked_errors(data["errors"])
@@ -344,7 +350,7 @@ class SpaceConquestGame:
 
     def replay(self) -> Iterator[SpaceConquestGame]:
         """The game again from its seed, one copy per turn (the start first), from ``history``."""
-        game = SpaceConquestGame(self.seed, self.max_turns, self.loss_model)
+        game = SpaceConquestGame._dealt(self.seed, self.max_turns, self.loss_model)
         yield game.clone()
         for moves in self.history:
             game.play_moves(moves)

@@ -29,9 +29,8 @@ from tabletop_rl.core.kernels import copy_into
 from tabletop_rl.core.policy import BasePolicy
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["BONUS", "DEFAULT_GREEDY_WEIGHTS", "GOLD_W", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "MAX_GREEDY_WEIGHT",
-           "NOBLE", "OPPONENT",
-           "POINTS", "REACH", "REACH_BASE", "RESERVED_POINTS", "TOKENS", "UNKNOWN_RESERVED", "WIN", "action_values",
+# The weights' indices (POINTS ... WIN) are internal: a weight is named by GREEDY_WEIGHT_NAMES (docs/agents.md).
+__all__ = ["DEFAULT_GREEDY_WEIGHTS", "GREEDY_WEIGHT_NAMES", "GreedyPolicy", "MAX_GREEDY_WEIGHT", "action_values",
            "best_substep", "evaluate", "game_and_seat", "greedy_action", "player_value", "rivals_value"]
 
 # --- greedy weights (index -> meaning; docs/agents.md has the table) -----------------------------

@@ -24,6 +24,7 @@ from tabletop_rl.core.game import (
     quote,
 )
 from tabletop_rl.core.kernels import Direct
+from tabletop_rl.core.seeding import check_seed, fresh_seed
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
@@ -50,11 +51,7 @@ __all__ = ["IllegalActionError", "SplendorGame", "check_max_plies"]
 
 
 def _seed_int(seed: int | None) -> int:
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {quote(seed)}")
-    return int(seed) & ((1 << 63) - 1)
+    return fresh_seed() if seed is None else check_seed(seed)
 
 
 def check_max_plies(max_plies: Any, minimum: int = 1) -> int:

@@ -18,20 +18,9 @@ from numba import njit, prange
 
 from tabletop_rl.core.kernels import pick_bit, popcount, shuffle, splitmix64
 
-__all__ = ["BANK", "BITS_PER_WORD", "BOUGHT_BITS", "BOUGHT_WORDS", "BUY", "BUY_RESERVED", "CARD_BONUS", "CARD_COST",
-           "CARD_LEVEL", "CARD_POINTS", "CHOOSE_NOBLE", "COLOURS", "CURRENT", "DECK", "DECK_DRAWN",
-           "DEFAULT_MAX_PLIES", "FINAL_ROUND", "GEMS_PER_COLOUR", "GOLD", "GOLD_TOKENS", "LEVEL_SIZE", "LEVEL_START",
-           "MAIN", "MARKET", "MAX_PLAYERS", "MAX_PLIES_AT", "MAX_PLY_VALUE", "MAX_RESERVED", "MAX_TABLE_NOBLES",
-           "NOBLE", "NOBLE_POINTS", "NUM_ACTIONS", "NUM_CARDS", "NUM_NOBLES", "NUM_PLAYERS_AT", "OVER", "PAIRS",
-           "PAIR_BITS", "PASS", "PASSES", "PHASE", "PHASE_NAMES", "PLAYERS", "PLAYING", "PLY", "P_BLIND", "P_BONUS",
-           "P_BOUGHT", "P_NOBLES", "P_NRESERVED", "P_POINTS", "P_RESERVED", "P_SIZE", "P_TOKENS", "RESERVE",
-           "RESERVE_DECK", "RETURN", "RETURN_TOKEN", "RNG", "SLOTS_PER_LEVEL", "START", "STATE_DTYPE", "STATE_SIZE",
-           "STATUS", "TABLE_NOBLES", "TAKE1", "TAKE2_DIFF", "TAKE2_SAME", "TAKE3", "TOKEN_LIMIT", "TOKEN_NAMES",
-           "TRIPLES", "TRIPLE_BITS", "TRUNCATED", "WIN_POINTS", "apply_action", "checked_step", "determinize_state",
-           "end_reward", "get_wide", "hide_state", "legal_mask", "legal_masks_batch", "legal_set", "level_of",
-           "new_states", "noble_qualifies", "play_random_batch", "play_random_until", "player_base", "random_below",
-           "random_step", "reset_batch", "reset_state", "seed_rng", "set_wide", "step_batch", "step_vs_random",
-           "tables", "tokens_held", "winners_into"]
+# The names docs/splendor.md and docs/architecture.md show; every other offset and kernel is internal.
+__all__ = ["MAX_PLIES_AT", "NUM_ACTIONS", "NUM_PLAYERS_AT", "STATE_SIZE", "apply_action", "legal_mask", "legal_set",
+           "new_states", "play_random_batch", "player_base", "random_step", "reset_batch", "reset_state", "tables"]
 
 # --- colours and set-up -------------------------------------------------------------
 COLOURS = ("white", "blue", "green", "red", "black")
@@ -664,32 +653,6 @@ def reset_batch(states, seeds, num_players, max_plies, parallel=True):
     else:
         for i in range(states.shape[0]):
             reset_state(states[i], seeds[i], num_players, max_plies)
-
-
-@njit(cache=True, parallel=True)
-def legal_masks_batch(states, cards, nobles, masks, parallel=True):
-    """Write the legal mask of game ``i`` into ``masks[i]``."""
-    if parallel:
-        for i in prange(states.shape[0]):
-            legal_mask(states[i], cards, nobles, masks[i])
-    else:
-        for i in range(states.shape[0]):
-            legal_mask(states[i], cards, nobles, masks[i])
-
-
-@njit(cache=True, parallel=True)
-def step_batch(states, actions, cards, nobles, masks, parallel=True):
-    """Apply ``actions[i]`` to game ``i`` where it is legal under ``masks[i]``; return how many were not."""
-    bad = 0
-    if parallel:
-        for i in prange(states.shape[0]):
-            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-                bad += 1
-    else:
-        for i in range(states.shape[0]):
-            if not checked_step(states[i], actions[i], cards, nobles, masks[i]):
-                bad += 1
-    return bad
 
 
 @njit(cache=True, parallel=True)
