@@ -5,7 +5,14 @@ scored), refused requests stopping the run, and game logs that show each move's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +20,7 @@ from extra_skips import needs
 
 needs("openai")
 
+import tabletop_rl  # noqa: E402
 from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # noqa: E402
 from tabletop_rl.agents import parse_spec  # noqa: E402
 from tabletop_rl.agents.llm.client import FatalLLMError  # noqa: E402
@@ -163,3 +171,41 @@ def test_llm_match_refused_request_is_a_one_line_error(tmp_path, capsys):
                        "--out", str(tmp_path)])
     assert status == 1
     assert "model nope not found" in capsys.readouterr().err
+
+
+def _lines(path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_one_ctrl_c_stops_llm_match_at_once_keeps_its_games_and_prints_the_command_that_resumes_it(tmp_path):
+    """The games in flight wait on a slow server; one SIGINT to the process group (a terminal's Ctrl-C) must end
+    the run without waiting for them, keep the finished games and name the command that plays the rest."""
+    out = tmp_path / "run"
+    src = Path(tabletop_rl.__file__).resolve().parents[1]  # this checkout's code, whatever is installed
+    with FakeOpenAIServer(legal_move_player(5)) as server:
+        command = [sys.executable, "-m", "tabletop_rl.cli", "llm-match", "splendor", "--p0", spec(server),
+                   "--p1", "random", "--games", "6", "--jobs", "2", "--out", str(out)]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(src), "NO_COLOR": "1"}, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while _lines(out / "games.jsonl") < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            slow = legal_move_player(6)
+            server.responder = lambda request: dataclasses.replace(slow(request), delay_s=5.0)  # games in flight stall
+            asked = len(server.requests)
+            while len(server.requests) == asked and proc.poll() is None:
+                time.sleep(0.02)
+            os.killpg(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=20)  # the stalled games would take minutes to finish
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1].endswith(
+            f"Continue with: tabletop llm-match splendor --out {out} --resume")
+        assert 1 <= len(load_games(out)) < 6 and "Traceback" not in err
+        server.responder = legal_move_player(7)
+        assert main(["llm-match", "splendor", "--out", str(out), "--resume"]) == 0  # the printed command
+    assert sorted(r["index"] for r in load_games(out)) == list(range(6))
