@@ -127,9 +127,11 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
                     raise _Abandoned
                 seat = state.player_of(table_seat)  # the policy's index (a Klaverjas partnership plays two seats)
                 tick = time.perf_counter()
-                step[table_seat] = policy_answer(state, table_seat, policies[seat])
-                seconds[seat] += time.perf_counter() - tick
-                decisions[seat] += 1
+                try:
+                    step[table_seat] = policy_answer(state, table_seat, policies[seat])
+                finally:  # a decision that ends the game (a forfeit) took its time too
+                    seconds[seat] += time.perf_counter() - tick
+                    decisions[seat] += 1
             state.step_joint(step)
             moves.append(step_entry(state, step))
             notes.append(step_entry(state, {s: arena_llm.move_note(policies[state.player_of(s)]) for s in step}))
