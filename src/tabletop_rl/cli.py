@@ -298,7 +298,7 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path, metavar="FILE", help="games.jsonl (or the run folder holding it)")
     p.add_argument("--game", type=int, metavar="N", help="game index in the file (default: the first)")
     p.add_argument("--seat", type=int, metavar="S", help="show only what seat S saw: its fog of war, its hand, "
-                   "its own orders (default: the spectator's view)")
+                   "its own orders and LLM notes (default: the spectator's view)")
     p.set_defaults(func=_replay, prog=p.prog)
 
 

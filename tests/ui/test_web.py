@@ -21,6 +21,7 @@ needs("httpx", "web")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from llm_records import FALLBACK_NOTE, forfeit_record  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
@@ -178,27 +179,6 @@ def test_a_seat_sees_only_its_own_llm_notes_in_the_page_and_the_terminal_replay(
     replay_terminal(tmp_path, 0, stdout=as_p1, interactive=False, seat=1)
     replay_terminal(tmp_path, 0, stdout=as_p0, interactive=False, seat=0)
     assert "a card from the deck" not in as_p1.getvalue() and "reasoning: a card from the deck" in as_p0.getvalue()
-
-
-#: An LLM's note on a move whose replies were rejected, as a record keeps it.
-FALLBACK_NOTE = {"source": "fallback", "reasoning": "", "attempts": 2, "parse_failures": 1, "illegal_replies": 1,
-                 "truncated": 0, "rejected": [
-                     {"kind": "illegal", "reason": "buy:3.0: card 80 costs 12 more", "reply": '{"action": "buy:3.0"}'},
-                     {"kind": "parse", "reason": "no JSON object", "reply": "hmm\nlet me see"}],
-                 "fallback_reason": "no usable reply in 2 attempt(s), last error: no JSON object",
-                 "prompt_tokens": 900, "completion_tokens": 40, "cached_tokens": 512, "cost": None, "latency_s": 1.5,
-                 "time_s": 31.5}
-
-
-def forfeit_record() -> dict[str, Any]:
-    """P0 (an LLM) falls back to a random move, then P1 (an LLM) forfeits its first decision."""
-    return {"index": 0, "game": "splendor", "num_players": 2, "max_plies": None, "seed": 5,
-            "seats": ["llm:model=a", "llm:model=b"], "moves": ["take:white,blue,green"], "plies": 1,
-            "scores": [0, 0], "winners": [0], "ranks": [0, 1], "truncated": False, "error": None, "error_seat": None,
-            "decisions": [1, 1], "time_s": [31.5, 20.0], "nodes": [0, 0], "llm_notes": [FALLBACK_NOTE],
-            "forfeit": 1, "forfeit_reason": "no usable reply in 4 attempt(s), last error: no JSON object",
-            "forfeit_note": {**FALLBACK_NOTE, "source": "forfeit", "attempts": 4, "time_s": 20.0,
-                             "fallback_reason": "no usable reply in 4 attempt(s), last error: no JSON object"}}
 
 
 def test_a_forfeit_is_shown_at_the_games_end_with_its_reason_and_rejected_replies(tmp_path: Path) -> None:

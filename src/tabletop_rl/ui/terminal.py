@@ -336,7 +336,7 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     The result is told once the last position is shown; stopping earlier says where, not how it ended.
 
     ``seat`` None shows the game as a spectator sees it; a seat number shows only what that seat saw
-    (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
+    (its fog of war, its hand), only its own LLM notes and, in a game of simultaneous moves, only its own orders.
     """
     return _show_record(_pick_record(path, game_index), stdin, stdout, interactive, seat)
 
