@@ -146,7 +146,7 @@ _NOTE_TYPES: dict[str, Any] = {"source": str, "attempts": int, "prompt_tokens": 
 #: before them have neither), the rejected replies (``{"kind", "reason", "reply"}`` each), or in records before
 #: them only the reasons, ``errors``.
 _NOTE_OPTIONAL: dict[str, Any] = {"time_s": (int, float), "fallback_reason": str, "cost": (int, float, type(None)),
-                                  "rejected": list, "errors": list}
+                                  "cached_tokens": int, "rejected": list, "errors": list}
 
 
 def note_problem(note: Any) -> str | None:
