@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -50,13 +49,9 @@ def main() -> int:
         )
         app = create_app(RunView.open(Path(tmp) / "run"), PlayDesk(Path(tmp) / "saves"))
         with serving(app) as url, chromium(1400, 1050) as driver:
-            driver.get(url)
-            _wait_for(driver, "tr[data-index='0']")
-            driver.find_element(By.CSS_SELECTOR, "tr[data-index='0']").click()
-            _wait_for(driver, "#board .splendor")
-            driver.find_element(By.ID, "ply").clear()
-            driver.find_element(By.ID, "ply").send_keys("40", Keys.ENTER)
-            time.sleep(0.5)
+            driver.get(f"{url}/#game=0&move=40")  # the viewer's address of that position: no clicks needed
+            WebDriverWait(driver, 20).until(
+                EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#board .status"), "ply 40 "))
             driver.save_screenshot(str(IMAGES / "web_viewer.png"))
             driver.find_element(By.ID, "tab-play").click()
             Select(driver.find_element(By.CSS_SELECTOR, "#play-vs select")).select_by_value("greedy")

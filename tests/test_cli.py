@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import tabletop_rl
 from extra_skips import needs
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
@@ -61,6 +62,8 @@ def test_every_command_has_help(command):
     (["arena", "klaverjas", "--options", "rules"], "game option 'rules' is not key=value"),
     (["arena", "klaverjas", "--options", "deals=2,deals=3"], "game option 'deals' is given twice"),
     (["arena", "space-conquest", "--options", "loss_model=cubic"], "loss_model must be one of flat, nlogn"),
+    (["llm-match", "splendor", "--p1", "random"], "--p0 and --p1 are required (with --resume they may come from"),
+    (["llm-match", "splendor", "--resume", "--out", "nowhere"], "nothing to resume in nowhere: it has no config.json"),
     (["train", "splendor", "--steps", "0"], "--steps must be positive"),
     (["train", "splendor", "--mix", "greedy=1,strong=1"], "unknown opponent 'strong'"),
     (["train", "splendor", "--eval-opponents", "random,nobody"], "unknown policy 'nobody'"),
@@ -466,6 +469,30 @@ def test_an_interrupted_arena_prints_the_command_that_resumes_it(tmp_path, monke
     out = tmp_path / "run"
     assert main(["arena", "splendor", "--players", "random,greedy", "--games", "2", "--out", str(out)]) == 130
     assert capsys.readouterr().err.strip().endswith(f"Continue with: tabletop arena splendor --out {out} --resume")
+
+
+def test_one_ctrl_c_ends_an_arena_at_once_without_waiting_for_the_games_its_workers_play(tmp_path):
+    """A terminal's Ctrl-C reaches the worker processes too (they ignore it); the run must end them, not wait for their
+    games (minutes each at this budget) at exit."""
+    out = tmp_path / "run"
+    src = Path(tabletop_rl.__file__).resolve().parents[1]  # this checkout's code, whatever is installed
+    proc = subprocess.Popen([sys.executable, "-m", "tabletop_rl.cli", "arena", "splendor", "--players",
+                             "random,mcts:simulations=50000", "--games", "4", "--jobs", "2", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**ENV, "PYTHONPATH": str(src)}, start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if line.startswith("games 0/4"):  # the warm-up is over and the workers are starting
+                break
+        time.sleep(5)  # the workers are in their games
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130
+    assert err.strip().endswith(f"Continue with: tabletop arena splendor --out {out} --resume")
 
 
 def _help_walk() -> list[list[str]]:

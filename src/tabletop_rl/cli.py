@@ -127,29 +127,42 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
 
 def _arena(args: argparse.Namespace) -> int:
     _check_games(args.games)
-    if args.resume and args.out is None:
-        raise _UsageError("--resume needs --out DIR, the run to continue")
-    if args.address is not None and args.backend != "ray":
-        raise _UsageError("--address needs --backend ray")
-    old = (read_config(args.out) or {}) if args.resume else {}
     given = {"players": split_specs(args.players) if args.players else None, "games": args.games,
              "seed": args.seed, "num_players": args.num_players,
              "options": _parse_game_options(args.options) if args.options else None}
-    defaults = {"games": _DEFAULT_GAMES, "seed": 0, "num_players": 2, "options": {}}
-    chosen = {k: v if v is not None else old.get(k, defaults.get(k)) for k, v in given.items()}
+    chosen = _run_arguments(args, given, {"games": _DEFAULT_GAMES, "seed": 0, "num_players": 2, "options": {}})
+    if args.address is not None and args.backend != "ray":
+        raise _UsageError("--address needs --backend ray")
     if chosen["players"] is None:  # only now: making each default policy loads its model (a network, numba)
         chosen["players"] = _default_players(args.game)
     out = args.out or default_out_dir(args.game)
-    try:
-        summary = run_arena(args.game, jobs=args.jobs, out=out, resume=args.resume, backend=args.backend,
-                            address=args.address, **chosen)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted; finished games are kept. Continue with: tabletop arena {args.game} "
-              f"--out {out} --resume", file=sys.stderr)
+    go_on = f"tabletop arena {args.game} --out {shlex.quote(str(out))} --resume"
+    summary = _run_until_interrupted(go_on, game=args.game, jobs=args.jobs, out=out, resume=args.resume,
+                                     backend=args.backend, address=args.address, **chosen)
+    if summary is None:
         return 130
     print(format_table(summary))
     print(f"\nresults in {out}: {_written(summary)}")
-    return _played_status(summary, f"tabletop arena {args.game} --out {out} --resume", args.prog)
+    return _played_status(summary, go_on, args.prog)
+
+
+def _run_arguments(args: argparse.Namespace, given: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A run's arguments: each one ``given`` (``None``: not typed), else with ``--resume`` the run's config.json's,
+    else its default (``None`` without one)."""
+    if args.resume and args.out is None:
+        raise _UsageError("--resume needs --out DIR, the run to continue")
+    old = (read_config(args.out) or {}) if args.resume else {}
+    return {key: value if value is not None else old.get(key, defaults.get(key)) for key, value in given.items()}
+
+
+def _run_until_interrupted(go_on: str, **arguments: Any) -> dict[str, Any] | None:
+    """``run_arena(**arguments)``'s summary; ``None`` after a Ctrl-C, which stops the run at once: the finished games
+    stay in its folder, and stderr says so with ``go_on``, the command that plays the rest."""
+    try:
+        return run_arena(**arguments)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished games are kept. Continue with: {go_on}", file=sys.stderr)
+        return None
 
 
 def _written(summary: dict) -> str:
@@ -197,13 +210,15 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
                     "the llm options.")
     p.add_argument("game", choices=sorted(GAMES))
     for seat in range(4):
-        p.add_argument(f"--p{seat}", metavar="SPEC", required=seat < 2,
-                       help=f"policy spec of seat {seat}" + (" (optional)" if seat >= 2 else ""))
+        p.add_argument(f"--p{seat}", metavar="SPEC",
+                       help=f"policy spec of seat {seat}" + (" (optional)" if seat >= 2 else " (required, but with "
+                                                              "--resume)"))
     p.add_argument("--games", type=int, metavar="N", help="games (default: one per seat, so each sits everywhere)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="run seed (default 0)")
+    p.add_argument("--seed", type=int, metavar="S", help="run seed (default 0)")
     p.add_argument("--jobs", type=int, default=4, metavar="J", help="games played at once (default 4)")
     p.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/llm-match-<game>-<time>)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out (replays void games)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out (replays void games); "
+                   "arguments left out are taken from its config.json")
     p.add_argument("--api-key", metavar="KEY", help="API key for the llm seats' server (sets "
                    "$TABLETOP_LLM_API_KEY; default: the variable named by api_key_env=, else $TABLETOP_LLM_API_KEY, "
                    "else $OPENROUTER_API_KEY / $OPENAI_API_KEY for their own hosts only; docs/llm.md. A flag shows "
@@ -215,19 +230,27 @@ def _llm_match(args: argparse.Namespace) -> int:
     _check_games(args.games)
     if args.p3 and not args.p2:
         raise _UsageError("--p3 needs --p2 (seats are filled in order)")
-    if args.resume and args.out is None:
-        raise _UsageError("--resume needs --out DIR, the run to continue")
-    seats = [args.p0, args.p1] + [spec for spec in (args.p2, args.p3) if spec]
+    if (args.p0 is None) != (args.p1 is None) or (args.p0 is None and not args.resume):
+        raise _UsageError("--p0 and --p1 are required (with --resume they may come from the run's config.json)")
+    typed = [spec for spec in (args.p0, args.p1, args.p2, args.p3) if spec] or None
+    chosen = _run_arguments(args, {"players": typed, "games": args.games, "seed": args.seed}, {"seed": 0})
+    seats = chosen["players"]
+    if seats is None:
+        raise _UsageError(f"nothing to resume in {args.out}: it has no config.json; start it with --p0 and --p1")
     if args.api_key:
         os.environ[API_KEY_ENV] = args.api_key  # read by every llm seat, in this process and its workers
     out = args.out or Path("runs") / f"llm-match-{args.game}-{datetime.now():%Y%m%d-%H%M%S}"
-    summary = run_arena(args.game, players=seats, games=args.games or len(seats), seed=args.seed, jobs=args.jobs,
-                        out=out, resume=args.resume, num_players=len(seats))
+    go_on = f"tabletop llm-match {args.game} --out {shlex.quote(str(out))} --resume"
+    summary = _run_until_interrupted(go_on, game=args.game, players=seats, games=chosen["games"] or len(seats),
+                                     seed=chosen["seed"], jobs=args.jobs, out=out, resume=args.resume,
+                                     num_players=len(seats))
+    if summary is None:
+        return 130
     logs = write_game_logs(out, load_games(out))
     print(format_table(summary))
     print(f"\nresults in {out}: {_written(summary)}; {len(logs)} game logs in {out / 'logs'} "
           f"(or: tabletop replay {out} --game N)")
-    return _played_status(summary, f"tabletop llm-match {args.game} ... --out {out} --resume", args.prog)
+    return _played_status(summary, go_on, args.prog)
 
 
 # --- play -------------------------------------------------------------------------------------------
@@ -275,7 +298,7 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path, metavar="FILE", help="games.jsonl (or the run folder holding it)")
     p.add_argument("--game", type=int, metavar="N", help="game index in the file (default: the first)")
     p.add_argument("--seat", type=int, metavar="S", help="show only what seat S saw: its fog of war, its hand, "
-                   "its own orders (default: the spectator's view)")
+                   "its own orders and LLM notes (default: the spectator's view)")
     p.set_defaults(func=_replay, prog=p.prog)
 
 

@@ -120,7 +120,18 @@ def _more_seats(record: dict) -> dict:
             "time_s": [*record["time_s"], 0.0], "nodes": [*record["nodes"], 0]}
 
 
-#: A record that its own moves contradict, and what the one-line error says of it.
+#: An LLM's note on a move, as a record keeps it.
+NOTE = {"source": "llm", "reasoning": "cheap", "attempts": 2, "parse_failures": 1, "illegal_replies": 0, "truncated": 0,
+        "rejected": [{"kind": "parse", "reason": "no JSON object", "reply": "hmm"}], "fallback_reason": "",
+        "prompt_tokens": 900, "completion_tokens": 40, "cached_tokens": 0, "cost": None, "latency_s": 1.5,
+        "time_s": 2.5}
+
+
+def _notes(r: dict, first: dict) -> list:
+    return [first] + [None] * (r["plies"] - 1)
+
+
+#: A record that its own moves contradict, or that holds what no viewer can show, and what the one-line error says.
 CONTRADICTIONS = {
     "scores": (lambda r: {**r, "scores": [r["scores"][0] + 1, *r["scores"][1:]]}, '"scores" is .* but its moves give'),
     "winners": (lambda r: {**r, "winners": [s for s in (0, 1) if s not in r["winners"]]}, '"winners" is'),
@@ -133,6 +144,15 @@ CONTRADICTIONS = {
     "llm_notes": (lambda r: {**r, "llm_notes": [None]}, '"llm_notes" must hold one entry per move'),
     "an llm note without its fields": (lambda r: {**r, "llm_notes": [{"source": "llm"}] + [None] * (r["plies"] - 1)},
                                        '"llm_notes" entry 0 lacks "attempts"'),
+    "a rejected reply without its texts": (
+        lambda r: {**r, "llm_notes": _notes(r, {**NOTE, "rejected": [{"kind": "parse", "reason": "no JSON"}]})},
+        '"llm_notes" entry 0 "rejected" must be a list of objects with the texts "kind", "reason" and "reply"'),
+    "a decision time that is no number": (lambda r: {**r, "llm_notes": _notes(r, {**NOTE, "time_s": "2 s"})},
+                                          '"llm_notes" entry 0 "time_s" must be a number'),
+    "a forfeit note without its fields": (lambda r: {**r, "forfeit_note": {"source": "forfeit"}},
+                                          '"forfeit_note" lacks "attempts"'),
+    "a forfeit reason that is no text": (lambda r: {**r, "forfeit_reason": ["x"]},
+                                         '"forfeit_reason" must be a text or null'),
     "moves cut short": (lambda r: {**r, "moves": r["moves"][:-1], "plies": r["plies"] - 1},
                         '"moves" stop before the game\'s end'),
     "a move after the end": (lambda r: {**r, "moves": [*r["moves"], r["moves"][-1]], "plies": r["plies"] + 1},

@@ -1,12 +1,13 @@
 """The web page in a real browser, for the browser tests and for docs/web_screenshots.py: ``serving(app)`` runs
 uvicorn in a thread on 127.0.0.1 and a free port, ``chromium()`` starts Debian's headless Chromium through
-``/usr/bin/chromedriver`` (never Selenium Manager, which would download a driver), ``browser_missing()`` says
-why neither can run here."""
+``/usr/bin/chromedriver`` (never Selenium Manager, which would download a driver), ``rendered_dom(url)`` has Chromium
+draw a page with no driver at all, ``browser_missing()`` says why these cannot run here."""
 
 from __future__ import annotations
 
 import importlib.util
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -75,6 +76,15 @@ def serving(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def rendered_dom(url: str, timeout_s: float = 60) -> str:
+    """The page at ``url`` as headless Chromium draws it on its own, without WebDriver (what ``chromium --screenshot
+    URL`` shows): the DOM once the page's requests are answered (a virtual-time budget lets them finish)."""
+    with tempfile.TemporaryDirectory(prefix="tabletop-chromium-") as profile:
+        done = subprocess.run([str(CHROMIUM), *_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000",
+                               "--dump-dom", url], capture_output=True, text=True, timeout=timeout_s)
+    return done.stdout
 
 
 @contextmanager

@@ -21,10 +21,11 @@ needs("httpx", "web")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from llm_records import FALLBACK_NOTE, forfeit_record  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
-from tabletop_rl.ui.terminal import load_table, play_terminal, replay_frames  # noqa: E402
+from tabletop_rl.ui.terminal import load_table, play_terminal, replay_frames, replay_terminal  # noqa: E402
 from tabletop_rl.ui.web.app import check_host, create_app  # noqa: E402
 from tabletop_rl.ui.web.play import PlayDesk  # noqa: E402
 from tabletop_rl.ui.web.views import RunView  # noqa: E402
@@ -164,6 +165,35 @@ def test_a_moves_llm_reasoning_retries_illegal_replies_tokens_and_latency_are_sh
     assert first["move"] == "reserve_deck:1" and first["policy"] == "random"
     assert first["note"] == record["llm_notes"][0]
     assert [m["note"] for step in moves[1:] for m in step] == [None, None]
+
+
+def test_a_seat_sees_only_its_own_llm_notes_in_the_page_and_the_terminal_replay(tmp_path: Path) -> None:
+    """A model's reasoning may name its blind reserve: the opponent's view shows its moves, not its notes."""
+    record, _ = blind_reserve_record()
+    (tmp_path / "games.jsonl").write_text(json.dumps(record) + "\n")
+    api = client(tmp_path, tmp_path / "saves")
+    notes = {viewer: api.get(f"/api/games/0/plies/1?viewer={viewer}").json()["moves"][0][0]["note"]
+             for viewer in ("spectator", "0", "1")}
+    assert notes == {"spectator": record["llm_notes"][0], "0": record["llm_notes"][0], "1": None}
+    as_p1, as_p0 = io.StringIO(), io.StringIO()
+    replay_terminal(tmp_path, 0, stdout=as_p1, interactive=False, seat=1)
+    replay_terminal(tmp_path, 0, stdout=as_p0, interactive=False, seat=0)
+    assert "a card from the deck" not in as_p1.getvalue() and "reasoning: a card from the deck" in as_p0.getvalue()
+
+
+def test_a_forfeit_is_shown_at_the_games_end_with_its_reason_and_rejected_replies(tmp_path: Path) -> None:
+    record = forfeit_record()
+    (tmp_path / "games.jsonl").write_text(json.dumps(record) + "\n")
+    api = client(tmp_path, tmp_path / "saves")
+    assert api.get("/api/games").json()[0]["result"] == "P0 wins: P1 forfeited"
+    assert api.get("/api/games/0/plies/0").json()["forfeit"] is None  # not yet: the end is not shown
+    end = api.get("/api/games/0/plies/1").json()
+    assert end["forfeit"] == {"player": 1, "policy": "llm:model=b", "reason": record["forfeit_reason"],
+                              "note": record["forfeit_note"]}
+    assert end["moves"][0][0]["note"] == FALLBACK_NOTE  # the fallback move, its rejected replies and time
+    assert api.get("/api/games/0/plies/1?viewer=1").json()["forfeit"] == end["forfeit"]
+    assert api.get("/api/games/0/plies/1?viewer=0").json()["forfeit"] == {
+        "player": 1, "policy": "llm:model=b", "reason": None, "note": None}
 
 
 def test_klaverjas_and_space_conquest_views_keep_what_a_seat_cannot_see(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from web_browser import RECORD_FETCHES, browser_missing, chromium, serving
+from llm_records import forfeit_record
+from web_browser import RECORD_FETCHES, browser_missing, chromium, rendered_dom, serving
 
 pytestmark = pytest.mark.skipif(browser_missing() is not None, reason=f"no browser test: {browser_missing()}")
 
@@ -94,7 +95,7 @@ def test_step_through_a_game_to_the_end_and_back(page: tuple[Any, str, Path], ru
     step_to(driver, "prev", 0)
     assert driver.find_element(By.ID, "result").text == ""
     assert "ply 0" in driver.find_element(By.CSS_SELECTOR, "#board .status").text
-    assert driver.find_element(By.ID, "move-list").text == "start"
+    assert [li.get_attribute("data-ply") for li in driver.find_elements(By.CSS_SELECTOR, "#move-list li")] == ["0"]
 
 
 def blind_reserve(run: Path) -> tuple[int, int, int]:
@@ -123,6 +124,36 @@ def test_a_seat_view_never_receives_an_opponents_blind_reserve(page: tuple[Any, 
     assert any(json.loads(body).get("ply") == ply for body in fetched)
     Select(driver.find_element(By.ID, "viewer-select")).select_by_value("0")
     wait(driver, lambda d: re.search(rf"#{card}\b", d.find_element(By.ID, "board").text))
+
+
+def test_a_link_opens_its_game_at_its_move_and_the_address_follows_what_is_shown(page: tuple[Any, str, Path]) -> None:
+    driver, url, _ = page
+    driver.get(f"{url}/#game=1&move=5&viewer=0")
+    wait(driver, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#board .status"), "ply 5 "))
+    assert driver.find_element(By.ID, "viewer-title").text.startswith("game #1:")
+    assert Select(driver.find_element(By.ID, "viewer-select")).first_selected_option.get_attribute("value") == "0"
+    assert driver.find_element(By.CSS_SELECTOR, ".player[data-seat='0']").get_attribute("class").endswith(" me")
+    driver.find_element(By.ID, "next").click()
+    wait(driver, lambda d: d.current_url.endswith("/#game=1&move=6&viewer=0"))
+    driver.find_element(By.CSS_SELECTOR, "#move-list li[data-ply='3'] a.link").click()
+    wait(driver, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#board .status"), "ply 3 "))
+    assert driver.current_url.endswith("/#game=1&move=3&viewer=0")
+
+
+def test_a_link_shows_its_position_with_no_script_fallbacks_rejected_replies_and_the_forfeit(tmp_path: Path) -> None:
+    from tabletop_rl.ui.web.app import create_app
+    from tabletop_rl.ui.web.play import PlayDesk
+    from tabletop_rl.ui.web.views import RunView
+
+    record = forfeit_record()
+    (tmp_path / "games.jsonl").write_text(json.dumps(record) + "\n")
+    with serving(create_app(RunView.open(tmp_path), PlayDesk(tmp_path / "saves"))) as url:
+        dom = rendered_dom(f"{url}/#game=0&move=1")  # Chromium alone, as a screenshot would be taken
+    text = re.sub(r"<[^>]+>", " ", dom)
+    assert re.search(r'class="status">ply 1 ', dom) and f"P1 forfeits: {record['forfeit_reason']}" in text
+    assert "fallback: no usable reply in 2 attempt(s), last error: no JSON object" in text
+    assert "rejected (illegal): buy:3.0: card 80 costs 12 more" in text and "hmm\nlet me see" in text
+    assert "31.50 s (calls 1.50 s)" in text and "512 cached" in text and "20.00 s (calls 1.50 s)" in text
 
 
 def test_play_against_random_by_clicking(page: tuple[Any, str, Path]) -> None:

@@ -30,8 +30,9 @@ CLEAN_NOTE = ("clean game: no LLM move made by a fallback policy; a forfeit (the
               "is a loss and stays clean; void games (server unavailable) are never scored")
 #: Per-move fields kept in ``llm_notes`` when the move record has them (``tool_calls``: tool-using players);
 #: the rest of a move record is in the game's moves and seats.
-_NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "errors",
-                "prompt_tokens", "completion_tokens", "cost", "latency_s", "mode", "tool_calls")
+_NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "rejected",
+                "fallback_reason", "prompt_tokens", "completion_tokens", "cached_tokens", "cost", "latency_s", "time_s",
+                "mode", "tool_calls")
 #: Accounting fields averaged per move in the table.
 _NOT_SUMMED = ("clean", "modes")
 
@@ -73,6 +74,7 @@ def add_llm_outcome(record: dict[str, Any], policies: list[Any], notes: list[dic
         n = len(record["seats"])
         record["forfeit"] = forfeit
         record["forfeit_reason"] = getattr(policies[forfeit], "forfeit_reason", None) if policies else None
+        record["forfeit_note"] = move_note(policies[forfeit]) if policies else None  # the decision that forfeited
         record["ranks"] = [1 if s == forfeit else 0 for s in range(n)]
         record["winners"] = [s for s in range(n) if s != forfeit]
     if void is not None:
@@ -144,12 +146,17 @@ def _per(total: float, count: int, digits: int = 0) -> str:
 
 #: What ``note_lines`` reads of a note, with the type each field must have (a number: int or float).
 _NOTE_TYPES: dict[str, Any] = {"source": str, "attempts": int, "prompt_tokens": int, "completion_tokens": int,
-                               "latency_s": (int, float), "reasoning": str, "errors": list}
+                               "latency_s": (int, float), "reasoning": str}
+#: Fields a note may have, and their types: the decision's wall time and why a move was not the model's (records
+#: before them have neither), the rejected replies (``{"kind", "reason", "reply"}`` each), or in records before
+#: them only the reasons, ``errors``.
+_NOTE_OPTIONAL: dict[str, Any] = {"time_s": (int, float), "fallback_reason": str, "cost": (int, float, type(None)),
+                                  "cached_tokens": int, "rejected": list, "errors": list}
 
 
 def note_problem(note: Any) -> str | None:
-    """What keeps ``note`` (one seat's entry of a record's ``llm_notes``) from being shown, or ``None`` (a note,
-    or ``None`` for a move that was not an LLM's).
+    """What keeps ``note`` (one seat's entry of a record's ``llm_notes``, or its ``forfeit_note``) from being shown,
+    or ``None`` (a note, or ``None`` for a move that was not an LLM's).
 
     >>> note_problem({"source": "llm"})
     'lacks "attempts" (int)'
@@ -159,27 +166,52 @@ def note_problem(note: Any) -> str | None:
     if not isinstance(note, dict):
         return f"is {type(note).__name__}, not an object"
     for key, kind in _NOTE_TYPES.items():
-        value = note.get(key)
-        if isinstance(value, bool) or not isinstance(value, kind):
-            return f'lacks "{key}" ({kind.__name__ if isinstance(kind, type) else "a number"})'
-    if not all(isinstance(error, str) for error in note["errors"]):
+        if not _typed(note.get(key), kind):
+            return f'lacks "{key}" ({_kind_name(kind)})'
+    for key, kind in _NOTE_OPTIONAL.items():
+        if key in note and not _typed(note[key], kind):
+            return f'"{key}" must be {_kind_name(kind)}'
+    if "rejected" not in note and "errors" not in note:
+        return 'lacks "rejected" (list)'
+    if not all(isinstance(error, str) for error in note.get("errors", ())):
         return '"errors" must be a list of texts'
-    if note.get("cost") is not None and (isinstance(note["cost"], bool) or not isinstance(note["cost"], (int, float))):
-        return '"cost" must be a number or null'
+    if not all(isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("kind", "reason", "reply"))
+               for r in note.get("rejected", ())):
+        return '"rejected" must be a list of objects with the texts "kind", "reason" and "reply"'
     return None
 
 
+def _typed(value: Any, kind: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, kind)
+
+
+def _kind_name(kind: Any) -> str:
+    if isinstance(kind, type):
+        return kind.__name__
+    return "a number or null" if type(None) in kind else "a number"
+
+
 def note_lines(note: dict[str, Any] | None) -> str:
-    """A move's reasoning and cost, indented, for replays and game logs (empty for a non-LLM move)."""
+    """A move's reasoning, cost and time, why it was not the model's (a fallback or a forfeit), and each rejected reply
+    with the reason, indented, for replays and game logs (empty for a non-LLM move). The time is the decision's
+    (``time_s``: failed calls, retries and waits included) with the calls' own beside it; a record from before
+    ``time_s`` has only the calls'."""
     if note is None:
         return ""
     cost = f", ${note['cost']:.5f}" if note.get("cost") is not None else ""
     tools = f", {note['tool_calls']} tool call(s)" if "tool_calls" in note else ""
+    took = (f"{note['time_s']:.2f} s (calls {note['latency_s']:.2f} s)" if "time_s" in note
+            else f"{note['latency_s']:.2f} s")
     lines = [f"    [{note['source']}; {note['attempts']} call(s){tools}, {note['prompt_tokens']}+"
-             f"{note['completion_tokens']} tokens{cost}, {note['latency_s']:.2f} s]"]
+             f"{note['completion_tokens']} tokens{cost}, {took}]"]
+    if note.get("fallback_reason"):
+        lines.append(f"    {note['source']}: {note['fallback_reason']}")
     if note["reasoning"]:
         lines.append(f"    reasoning: {note['reasoning']}")
-    lines += [f"    rejected: {error}" for error in note["errors"]]
+    for rejected in note.get("rejected", ()):
+        lines.append(f"    rejected ({rejected['kind']}): {rejected['reason']}")
+        lines += [f"      | {line}" for line in (rejected["reply"] or "(empty reply)").splitlines()]
+    lines += [f"    rejected: {error}" for error in note.get("errors", ())]
     return "\n".join(lines) + "\n"
 
 

@@ -245,8 +245,9 @@ def replay_problem(record: dict[str, Any]) -> str | None:
     game and the field, or ``None`` when its moves replay (``replay_steps``) to what it says of its game.
 
     ``seats`` must name one policy per player; ``plies`` count the moves and ``llm_notes`` (when there) hold one
-    entry per move; a game that ended by the rules (no ``error``, ``forfeit`` or ``void``) must end with its last
-    move, and its ``decisions`` be the moves of each player. ``truncated`` and ``scores`` are the replay's;
+    entry per move (``note_problem``), as ``forfeit_note`` holds one, with ``forfeit_reason`` a text; a game that
+    ended by the rules (no ``error``, ``forfeit`` or ``void``) must end with its last move, and its ``decisions``
+    be the moves of each player. ``truncated`` and ``scores`` are the replay's;
     ``winners`` and ``ranks`` too, except that a crashed game has no winners and no ranks and a forfeit loses.
 
     >>> crashed = {"index": 2, "game": "splendor", "num_players": 2, "max_plies": None, "seed": 1, "seats": ["a", "b"],
@@ -276,6 +277,11 @@ def replay_problem(record: dict[str, Any]) -> str | None:
             isinstance(note, list) and len(note) == state.num_seats else "is not one entry per seat"
         if problem:
             return f'game {index}: "llm_notes" entry {ply} {problem}'
+    if not isinstance(record.get("forfeit_reason", ""), (str, type(None))):
+        return f'game {index}: "forfeit_reason" must be a text or null, not {_short(record["forfeit_reason"])}'
+    problem = note_problem(record.get("forfeit_note"))
+    if problem:
+        return f'game {index}: "forfeit_note" {problem}'
     ended = record["error"] is None and record.get("forfeit") is None and not record.get("void")
     if ended and not state.is_over:
         return f'game {index}: "moves" stop before the game\'s end, yet it has no "error", "forfeit" or "void"'

@@ -9,13 +9,14 @@ append each to ``games.jsonl``.
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from multiprocessing import get_context
@@ -46,6 +47,10 @@ _RAY_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 # Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
 _POLICIES: dict[tuple[str, str, int], Any] = {}
+
+
+class _Abandoned(BaseException):
+    """A game given up part-way because its run stopped (not an ``Exception``: no policy error, nothing recorded)."""
 
 
 def default_out_dir(game: str = "splendor") -> Path:
@@ -83,9 +88,10 @@ def _policy_for(game: str, spec: str, num_players: int, max_plies: int | None,
 
 
 def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
-               options: dict[str, Any] | None = None) -> dict[str, Any]:
+               options: dict[str, Any] | None = None, stop: threading.Event | None = None) -> dict[str, Any]:
     """Play one scheduled game to its end and return its record; a policy that raises ends the game
-    and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating.
+    and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating. Once ``stop`` is set
+    the game is given up before its next decision (``_Abandoned``).
 
     ``options`` are the game's (its ``option_names``). Each seat's policy is reset with
     ``derive_seed(match.seed, seat)``, so the record's seed, options and seats replay the same game (for
@@ -94,16 +100,16 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
     up to ``VOID_RERUNS`` times and otherwise comes back with ``void`` set; a refused request
     (``FatalLLMError``) stops the run.
     """
-    record, reruns = _play_once(game, match, num_players, max_plies, options), 0
+    record, reruns = _play_once(game, match, num_players, max_plies, options, stop), 0
     while record.get("void") and reruns < arena_llm.VOID_RERUNS:
-        record, reruns = _play_once(game, match, num_players, max_plies, options), reruns + 1
+        record, reruns = _play_once(game, match, num_players, max_plies, options, stop), reruns + 1
     if reruns:
         record["void_reruns"] = reruns
     return record
 
 
 def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
-               options: dict[str, Any] | None) -> dict[str, Any]:
+               options: dict[str, Any] | None, stop: threading.Event | None) -> dict[str, Any]:
     start = time.perf_counter()
     state = game_class(game).new(match.seed, num_players, max_plies, **(options or {}))
     n = len(match.seats)
@@ -118,11 +124,15 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
         while not state.is_over:
             step = {}
             for table_seat in state.pending_seats():  # every seat answers before any move is played
+                if stop is not None and stop.is_set():
+                    raise _Abandoned
                 seat = state.player_of(table_seat)  # the policy's index (a Klaverjas partnership plays two seats)
                 tick = time.perf_counter()
-                step[table_seat] = policy_answer(state, table_seat, policies[seat])
-                seconds[seat] += time.perf_counter() - tick
-                decisions[seat] += 1
+                try:
+                    step[table_seat] = policy_answer(state, table_seat, policies[seat])
+                finally:  # a decision that ends the game (a forfeit) took its time too
+                    seconds[seat] += time.perf_counter() - tick
+                    decisions[seat] += 1
             state.step_joint(step)
             moves.append(step_entry(state, step))
             notes.append(step_entry(state, {s: arena_llm.move_note(policies[state.player_of(s)]) for s in step}))
@@ -266,17 +276,70 @@ def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | N
             yield play_match(game, match, num_players, max_plies, options)
         return
     if threads:
-        pool: ThreadPoolExecutor | ProcessPoolExecutor = ThreadPoolExecutor(max_workers=min(jobs, len(todo)))
-    else:
-        # spawn: numba and fork do not mix, and workers then start the same on every platform.
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
-                                   initializer=ignore_interrupt)
+        yield from _in_threads(lambda match, stop: play_match(game, match, num_players, max_plies, options, stop),
+                               todo, jobs)
+        return
+    # spawn: numba and fork do not mix, and workers then start the same on every platform.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
+                               initializer=ignore_interrupt)
+    pending: set[Future] = set()
     try:
-        pending: set[Future] = {pool.submit(play_match, game, m, num_players, max_plies, options) for m in todo}
+        pending = {pool.submit(play_match, game, m, num_players, max_plies, options) for m in todo}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 yield future.result()
     finally:
+        if pending:  # stopped early (Ctrl-C, an error): the games in play are given up
+            _end_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
 
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now. Shutting the pool down alone lets each worker finish its game first, at
+    interpreter exit if not before, so a Ctrl-C would print its message and then wait for them (Python 3.14's
+    ``terminate_workers`` does this; before it, the processes are only in ``_processes``)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
+def _in_threads(play: Callable[[Match, threading.Event], dict[str, Any]], todo: list[Match],
+                jobs: int) -> Iterator[dict[str, Any]]:
+    """Records as games finish, played by ``jobs`` daemon threads (``play(match, stop)``); a game's error is raised
+    here. When the caller stops reading (Ctrl-C, an error) the threads are told to stop and nobody waits for them:
+    a thread pool's would each finish its game at interpreter exit, still sending requests, while a daemon thread
+    does not hold the process, so an interrupted run ends at once and its requests in flight are abandoned (in a
+    process that lives on, each thread gives its game up at its next decision)."""
+    matches: queue.SimpleQueue[Match] = queue.SimpleQueue()
+    for match in todo:
+        matches.put(match)
+    done: queue.SimpleQueue[dict[str, Any] | BaseException] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                match = matches.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put(play(match, stop))
+            except _Abandoned:
+                return
+            except BaseException as e:  # for the reader to raise, as a pool's future would
+                done.put(e)
+
+    for number in range(min(jobs, len(todo))):
+        threading.Thread(target=work, name=f"arena-game-{number}", daemon=True).start()
+    try:
+        for _ in todo:
+            finished = done.get()
+            if isinstance(finished, BaseException):
+                raise finished
+            yield finished
+    finally:
+        stop.set()

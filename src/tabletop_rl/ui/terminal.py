@@ -33,8 +33,8 @@ from tabletop_rl.core.game import Game, entry_moves, use_color
 from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import game_class, policy_game
 
-__all__ = ["SAVE_FORMAT", "Table", "load_table", "new_table", "play_terminal", "replay_frames", "replay_terminal",
-           "result_line", "save_table", "step_moves", "to_you", "write_game_logs"]
+__all__ = ["SAVE_FORMAT", "Table", "forfeit_seen", "load_table", "new_table", "play_terminal", "replay_frames",
+           "replay_terminal", "result_line", "save_table", "step_moves", "to_you", "write_game_logs"]
 
 #: The saved-game format of ``tabletop play`` and ``tabletop web`` (each resumes the other's saves).
 SAVE_FORMAT = "tabletop-save/1"
@@ -336,7 +336,7 @@ def replay_terminal(path: Path, game_index: int | None = None, stdin: IO[str] | 
     The result is told once the last position is shown; stopping earlier says where, not how it ended.
 
     ``seat`` None shows the game as a spectator sees it; a seat number shows only what that seat saw
-    (its fog of war, its hand) and, in a game of simultaneous moves, only its own orders and LLM notes.
+    (its fog of war, its hand), only its own LLM notes and, in a game of simultaneous moves, only its own orders.
     """
     return _show_record(_pick_record(path, game_index), stdin, stdout, interactive, seat)
 
@@ -368,12 +368,34 @@ def _show_record(record: dict[str, Any], stdin: IO[str] | None = None, stdout: I
 
 
 def _ending(view: _Viewer, shown: int) -> str | None:
-    """The result once the replay has reached the last position (None for a record that stops before the end);
-    a viewer who stopped earlier is told where, not how the game ends: they may not want to know yet."""
+    """The result once the replay has reached the last position (None for a record that stops before the end),
+    a forfeit's with who forfeited and why; a viewer who stopped earlier is told where, not how the game ends:
+    they may not want to know yet."""
     last = len(view.frames) - 1
     if shown < last:
         return f"stopped at {view.unit} {shown} of {last}"
+    forfeit = forfeit_seen(view.record, view.seat)
+    if forfeit is not None:
+        said = f"P{forfeit['player']} ({forfeit['policy']}) forfeits" + (f": {forfeit['reason']}" if forfeit["reason"]
+                                                                        else "")
+        winners = " and ".join(f"P{w}" for w in view.record["winners"])
+        scores = ", ".join(f"P{s} {v}" for s, v in enumerate(view.frames[-1].scores))
+        return (f"{said}\n{note_lines(forfeit['note'])}Game over: P{forfeit['player']} forfeited; {winners} "
+                f"win{'s' if len(view.record['winners']) == 1 else ''}. Points: {scores}")
     return result_line(view.frames[-1]) if view.frames[-1].is_over else None
+
+
+def forfeit_seen(record: dict[str, Any], viewer: int | None) -> dict[str, Any] | None:
+    """The forfeit that ended ``record`` as player ``viewer`` (None: a spectator) may see it, or None for a game with
+    no forfeit: the ``player`` who forfeited and its ``policy``; the ``reason`` and the ``note`` of the decision
+    (calls, rejected replies) only for a spectator and that player, as with every LLM note (``step_moves``)."""
+    player = record.get("forfeit")
+    if player is None:
+        return None
+    mine = viewer is None or viewer == player
+    return {"player": player, "policy": record["seats"][player],
+            "reason": record.get("forfeit_reason") if mine else None,
+            "note": record.get("forfeit_note") if mine else None}
 
 
 @dataclass
@@ -416,13 +438,14 @@ def step_moves(record: dict[str, Any], before: Game, k: int, seat: int | None) -
     """The moves of step ``k`` of ``record`` (played on the position ``before``) that player ``seat`` may see
     (None: a spectator, who sees them all): per move the ``seat`` that made it, its ``player`` and that
     player's ``policy`` spec, the ``move`` as the game describes it, and the LLM's ``note`` (``None`` when the
-    record has none). In a game of simultaneous moves a player sees only its own orders."""
+    record has none). In a game of simultaneous moves a player sees only its own orders. A player sees only its own
+    notes: a model's reasoning and rejected replies may speak of what only its seat can see (a blind reserve)."""
     moves = entry_moves(before, record["moves"][k - 1])
     note = (record.get("llm_notes") or [None] * k)[k - 1]
     notes = {} if note is None else entry_moves(before, note)
     player = before.player_of  # the policy's index of a seat (a Klaverjas partnership plays two)
     return [{"seat": s, "player": player(s), "policy": record["seats"][player(s)],
-             "move": before.describe_move(moves[s]), "note": notes.get(s)}
+             "move": before.describe_move(moves[s]), "note": notes.get(s) if seat in (None, player(s)) else None}
             for s in moves if seat is None or player(s) == seat or not before.simultaneous]
 
 

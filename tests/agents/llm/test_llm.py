@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ from tabletop_rl.agents.llm.client import (
 )
 from tabletop_rl.agents.llm.policy import (
     FINAL_ANSWER,
+    REJECTED_KEPT,
     ForfeitError,
     LLMPolicy,
     ReplyError,
@@ -153,9 +155,54 @@ def test_what_a_move_records_of_the_replies_is_cut_to_its_bound():
     assert act(p, game) == 1
     record = p.moves[0]
     assert record.reasoning.startswith("r" * 50) and record.reasoning[50:].startswith(" [cut:")
-    assert len(record.reasoning) < 100 and len(record.errors) == 1 and len(record.errors[0]) < 500
+    ((rejected),) = record.rejected
+    assert len(record.reasoning) < 100 and len(rejected["reason"]) < 500 and len(rejected["reply"]) < 2100
+    assert rejected["reply"].startswith(move(long_action)[:1000]) and " [cut: " in rejected["reply"]
     # the model itself is shown its reply and the whole rejection
     assert long_action in p.client.backend.requests[1].messages[-2]["content"]
+
+
+def test_each_rejected_reply_is_kept_with_its_kind_and_reason():
+    game = fresh()
+    illegal, cut = move("buy:3.0"), '{"reasoning": "first I will'
+    p = policy(illegal, "no json here", ChatReply(cut, "length", USAGE), move(0), max_retries=3)
+    assert act(p, game) == 0
+    assert p.moves[0].rejected == [
+        {"kind": "illegal", "reason": str(_rejection(game, "buy:3.0")), "reply": illegal},
+        {"kind": "parse", "reason": f"no JSON object and no '{FINAL_ANSWER}' line found in the reply",
+         "reply": "no json here"},
+        {"kind": "truncated", "reason": f"no JSON object and no '{FINAL_ANSWER}' line found in the reply",
+         "reply": cut}]
+
+
+def _rejection(game: SplendorGame, action: str) -> ReplyError:
+    with pytest.raises(ReplyError) as rejected:
+        PROMPT.parse_action(action, game, game.current_player, game.legal_actions())
+    return rejected.value
+
+
+def test_only_the_last_rejected_replies_are_kept():
+    p = policy(*(f"reply {k}" for k in range(11)), max_retries=10)
+    act(p, fresh())
+    record = p.moves[0]
+    assert record.parse_failures == 11 and [r["reply"] for r in record.rejected] == [
+        f"reply {k}" for k in range(11 - REJECTED_KEPT, 11)]
+
+
+def test_a_decisions_time_holds_its_failed_calls_and_backoff_waits_beside_the_calls_latency():
+    waits: list[float] = []
+
+    def wait(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    p = policy(TransientLLMError("timed out"), ChatReply(move(0), "stop", USAGE, latency_s=0.001), backoff=0.05,
+               sleep=wait)
+    assert act(p, fresh()) == 0
+    record = p.moves[0]
+    assert record.network_retries == 1 and record.latency_s == 0.001
+    assert record.time_s >= waits[0] > record.latency_s
+    assert p.accounting["time_s"] == record.time_s
 
 
 def test_plain_text_with_final_answer_marker():
@@ -303,6 +350,8 @@ def test_random_fallback_after_max_retries():
     assert game.legal_mask()[action]
     record = p.moves[0]
     assert (record.source, record.attempts, record.parse_failures) == ("fallback", 2, 2)
+    assert record.fallback_reason == "no usable reply in 2 attempt(s), last error: no JSON object and no " \
+                                     f"'{FINAL_ANSWER}' line found in the reply"
     assert not p.accounting["clean"] and p.accounting["fallback_moves"] == 1
 
 
@@ -321,6 +370,8 @@ def test_forfeit_fallback_raises_with_the_seat_and_is_recorded():
     with pytest.raises(ForfeitError, match="forfeits") as err:
         act(p, game)
     assert err.value.seat == 1 and p.moves[0].source == "forfeit" and p.accounting["forfeit_moves"] == 1
+    assert p.moves[0].rejected[0]["reply"] == "x" and p.moves[0].time_s > 0
+    assert p.forfeit_reason == p.moves[0].fallback_reason and p.forfeit_reason.startswith("no usable reply in 1")
 
 
 # --- response formats -----------------------------------------------------------------------------------

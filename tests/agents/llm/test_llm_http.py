@@ -125,6 +125,32 @@ def test_usage_cost_and_token_details_are_read(server):
     assert record.cost == pytest.approx(0.00042) and record.latency_s > 0
 
 
+@pytest.mark.parametrize("usage, timings, cached", [
+    ({}, {"cache_n": 700, "prompt_n": 200}, 700),  # llama.cpp before prompt_tokens_details
+    ({"prompt_tokens_details": {"cached_tokens": 512}}, {"cache_n": 700}, 512),  # the OpenAI field comes first
+    ({}, {"cache_n": -3}, 0), ({}, {"cache_n": "700"}, 0), ({}, {"cache_n": True}, 0), ({}, {"cache_n": 901}, 0),
+    ({"prompt_tokens_details": {"cached_tokens": 10**12}}, None, 0), ({}, ["cache_n"], 0),
+])
+def test_a_servers_prompt_cache_hits_are_read_where_it_reports_them_and_checked(server, usage, timings, cached):
+    answer = Answer.reply(json.dumps({"reasoning": "r", "action": 0}),
+                          usage={"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980, **usage})
+    if timings is not None:
+        answer.body["timings"] = timings
+    server.push(answer)
+    p = llm(server)
+    act(p, SplendorGame(2, seed=1))
+    assert (p.moves[0].prompt_tokens, p.moves[0].cached_tokens) == (900, cached)
+
+
+@pytest.mark.parametrize("bad", [-1, 10**13, 2.5, [900]])
+def test_token_counts_that_are_no_count_are_read_as_zero(server, bad):
+    server.push(Answer.reply(json.dumps({"reasoning": "r", "action": 0}),
+                             usage={"prompt_tokens": bad, "completion_tokens": bad, "total_tokens": 1}))
+    p = llm(server)
+    act(p, SplendorGame(2, seed=1))
+    assert (p.moves[0].prompt_tokens, p.moves[0].completion_tokens) == (0, 0)
+
+
 def test_a_server_without_json_schema_gets_the_schema_in_json_mode(server):
     server.push(Answer.error(400, "response_format type 'json_schema' is not supported"),
                 Answer.reply('{"reasoning": "ok", "action": 4}'))

@@ -109,7 +109,9 @@ def test_what_a_turn_records_of_the_replies_is_cut_to_its_bound(server):
     assert act(p, game) == {"moves": []}
     record = p.moves[0]
     assert record.reasoning.startswith("t" * 600) and record.reasoning[600:].startswith(" [cut:")
-    assert len(record.reasoning) < 700 and record.errors and all(len(e) < 500 for e in record.errors)
+    ((rejected),) = record.rejected
+    assert len(record.reasoning) < 700 and len(rejected["reason"]) < 500 and len(rejected["reply"]) < 2100
+    assert rejected["reply"].startswith("n" * 2000) and rejected["reply"].endswith("more characters]")
 
 
 def test_a_spent_budget_falls_back_to_the_heuristic_and_is_recorded(server):
@@ -119,7 +121,7 @@ def test_a_spent_budget_falls_back_to_the_heuristic_and_is_recorded(server):
     assert act(p, game) == plan_orders(player_view(game, 0))
     record = p.moves[0]
     assert (record.source, record.attempts, record.tool_calls) == ("fallback", 3, 3)
-    assert "budget spent" in record.errors[-1]
+    assert record.fallback_reason == "tool call budget spent (3 per turn) without accepted orders"
     assert p.accounting["fallback_moves"] == 1 and not p.accounting["clean"]
 
 
@@ -128,6 +130,8 @@ def test_replies_without_tool_calls_are_nudged_then_the_player_passes(server):
     p = llm(server, max_retries=1, fallback="pass")
     assert act(p, SpaceConquestGame(seed=2)) == {"moves": []}
     assert (p.moves[0].attempts, p.moves[0].parse_failures, p.moves[0].source) == (2, 2, "fallback")
+    assert p.moves[0].fallback_reason == "no tool called in 2 replies in a row"
+    assert [r["reply"] for r in p.moves[0].rejected] == ["I would rather chat."] * 2
     assert server.requests[1]["body"]["messages"][-1] == {"role": "user", "content": NUDGE}
 
 

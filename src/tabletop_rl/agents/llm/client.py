@@ -64,6 +64,8 @@ MAX_REPLY_BYTES = 1 << 20
 _BODY_PREVIEW_CHARS = 120
 #: Characters of a server's error message kept in an error (and so in logs and records).
 _MESSAGE_CHARS = 500
+#: The most tokens one reply's usage may count: far past any context window; a larger count is no count.
+_MOST_TOKENS = 10**9
 #: Says on stderr (Python's last-resort handler, when the application configures no logging) which server
 #: failed and why, after a request's first failed attempt.
 _log = logging.getLogger(__name__)
@@ -407,7 +409,7 @@ def _reply_of(response: Any, latency_s: float, secret: str | None) -> ChatReply:
         raise TransientLLMError("the server reported finish_reason 'error'")
     text = choice.message.content if choice.message is not None else None
     return ChatReply(text=text or "", finish_reason=choice.finish_reason,
-                     usage=_usage_of(getattr(response, "usage", None)), latency_s=latency_s,
+                     usage=_usage_of(getattr(response, "usage", None), extra.get("timings")), latency_s=latency_s,
                      tool_calls=_tool_calls_of(choice.message))
 
 
@@ -418,16 +420,32 @@ def _tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
                  for call in calls if getattr(call, "function", None) is not None)
 
 
-def _usage_of(usage: Any) -> Usage:
+def _usage_of(usage: Any, timings: Any) -> Usage:
+    """The reply's ``usage``, each count checked (``_count``). The prompt's tokens served from the server's cache are
+    OpenAI's ``usage.prompt_tokens_details.cached_tokens``, else llama.cpp's ``timings.cache_n`` (its server before
+    it reported the former), and never more than the prompt's tokens."""
     if usage is None:
         return Usage()
     completion_details = getattr(usage, "completion_tokens_details", None)
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+    if cached is None and isinstance(timings, dict):
+        cached = timings.get("cache_n")
+    prompt = _count(getattr(usage, "prompt_tokens", None))
     cost = (getattr(usage, "model_extra", None) or {}).get("cost")
-    return Usage(prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0,
-                 reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
-                 cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+    return Usage(prompt_tokens=prompt, completion_tokens=_count(getattr(usage, "completion_tokens", None)),
+                 reasoning_tokens=_count(getattr(completion_details, "reasoning_tokens", None)),
+                 cached_tokens=_count(cached, prompt),
                  cost=float(cost) if isinstance(cost, (int, float)) else None)
+
+
+def _count(value: Any, most: int = _MOST_TOKENS) -> int:
+    """A count of tokens as a server reported it: a whole number in 0..``most``, else 0 (what a server sends is
+    untrusted, and a record sums these).
+
+    >>> _count(512), _count(-1), _count("512"), _count(True), _count(512, most=100)
+    (512, 0, 0, 0, 0)
+    """
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most else 0
 
 
 # --- response cache ----------------------------------------------------------------------------

@@ -31,7 +31,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -59,10 +60,11 @@ from tabletop_rl.core.game import quote, view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
 from tabletop_rl.games import policy_game
 
-__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "SERVER_DEFAULTS",
-           "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError", "LLMPolicy", "LLMUnavailableError",
-           "MoveRecord", "PlannedMove", "ReplyError", "chat_client", "check_ranges", "forget_server_modes",
-           "parse_reply", "preset_settings", "server_defaults", "server_mode", "summarize_moves"]
+__all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "REJECTED_KEPT",
+           "REPLY_CHARS", "SERVER_DEFAULTS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
+           "LLMPolicy", "LLMUnavailableError", "MoveRecord", "PlannedMove", "ReplyError", "chat_client", "check_ranges",
+           "forget_server_modes", "parse_reply", "preset_settings", "server_defaults", "server_mode",
+           "summarize_moves"]
 
 #: The line a plain-text reply ends with when the server gives no JSON mode: ``FINAL ANSWER: 12``.
 FINAL_ANSWER = "FINAL ANSWER:"
@@ -75,8 +77,11 @@ _MODES = ("json_schema", "json_object_schema", "json_object", "text")
 _FALLBACKS = ("random", "greedy", "forfeit")
 #: The default ``maxLength`` of ``reasoning`` in the reply schema, and what a move record keeps of it.
 REASONING_CHARS = 600
-#: Characters kept of each rejection in a move record (the message may quote the model's reply).
+#: Characters kept of each rejection's reason in a move record (the message may quote the model's reply).
 _ERROR_CHARS = 300
+#: Characters kept of each rejected reply's text in a move record, and how many rejected replies it keeps (the last).
+REPLY_CHARS = 2000
+REJECTED_KEPT = 8
 #: The settings without a preset: a failed reply falls back to a random move, and the legal moves are listed.
 _NO_PRESET: dict[str, Any] = {"fallback": "random", "legal_list": True, "max_retries": 2}
 #: Named presets (``preset=NAME``): each fixes the settings that decide how a game is scored and what the
@@ -305,7 +310,11 @@ class MoveRecord:
 
     ``attempts`` counts replies asked for; ``parse_failures``/``illegal_replies``/``truncated`` the unusable
     ones by kind (a reply cut off at ``max_tokens`` is ``truncated``, whatever else is wrong with it).
-    ``reasoning`` and each of ``errors`` are kept cut to a bound (``clip``): they are written in every record and log.
+    ``time_s`` is the decision's wall time: every call, failed or refused ones included, the backoff waits and a
+    fallback's move; ``latency_s`` the time of the calls whose replies came. ``rejected`` holds the last
+    ``REJECTED_KEPT`` unusable replies, each ``{"kind", "reason", "reply"}``; ``fallback_reason`` says why a
+    ``fallback`` or ``forfeit`` move was not the model's. ``reasoning``, each reason and each reply are kept cut to a
+    bound (``clip``): they are written in every record and log.
     """
 
     seat: int
@@ -326,8 +335,10 @@ class MoveRecord:
     cached_tokens: int = 0
     cost: float | None = None
     latency_s: float = 0.0
+    time_s: float = 0.0
     reasoning: str = ""
-    errors: list[str] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    fallback_reason: str = ""
 
     def add_reply(self, reply: ChatReply, mode: str) -> None:
         self.attempts += 1
@@ -344,11 +355,23 @@ class MoveRecord:
             self.cost = (self.cost or 0.0) + usage.cost
         self.latency_s += reply.latency_s
 
-    def reject(self, error: ReplyError, truncated: bool) -> None:
+    def reject(self, error: ReplyError, reply: str, truncated: bool) -> None:
+        """Count an unusable reply (text ``reply``) and keep it with the reason (``error``)."""
         if not truncated:
             self.parse_failures += error.kind == "parse"
             self.illegal_replies += error.kind == "illegal"
-        self.errors.append(clip(str(error), _ERROR_CHARS))
+        self.rejected.append({"kind": "truncated" if truncated else error.kind,
+                              "reason": clip(str(error), _ERROR_CHARS), "reply": clip(reply, REPLY_CHARS)})
+        del self.rejected[:-REJECTED_KEPT]
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        """Sets ``time_s`` to the wall time of the block, however it ends (a forfeit raises)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.time_s = time.perf_counter() - start
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -368,6 +391,7 @@ def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
     costs = [m.cost for m in moves if m.cost is not None]
     totals["cost"] = sum(costs) if costs else None
     totals["latency_s"] = sum(m.latency_s for m in moves)
+    totals["time_s"] = sum(m.time_s for m in moves)
     modes: dict[str, int] = {}
     for m in moves:
         if m.mode is not None:
@@ -455,16 +479,20 @@ class LLMPolicy(BasePolicy):
     def forfeit_reason(self) -> str | None:
         """Why this game's last decision was forfeited (``None`` when it was not)."""
         last = self.moves[-1] if self.moves else None
-        if last is None or last.source != "forfeit":
-            return None
-        return f"no usable reply in {last.attempts} attempt(s), last error: {last.errors[-1]}"
+        return last.fallback_reason if last is not None and last.source == "forfeit" else None
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         game, seat = view_game_and_seat(info, self.name)
-        prompt = self._prompt or _prompt_for(game)
-        legal = np.flatnonzero(mask).tolist()
         record = MoveRecord(seat=int(seat), ply=getattr(game, "ply", None))
         self.moves.append(record)
+        with record.timed():
+            return self._decide(game, observation, mask, info, record)
+
+    def _decide(self, game: Any, observation: Any, mask: np.ndarray, info: Mapping[str, Any],
+                record: MoveRecord) -> int:
+        prompt = self._prompt or _prompt_for(game)
+        legal = np.flatnonzero(mask).tolist()
+        seat = record.seat
         planned = self._plan.pop(0) if self._plan else None
         if planned is not None and planned in legal:
             record.source = "planned"
@@ -473,7 +501,7 @@ class LLMPolicy(BasePolicy):
         if len(legal) == 1:
             record.source = "forced"
             return self._done(record, prompt, legal[0])
-        move = self._ask(prompt, game, int(seat), legal, record)
+        move = self._ask(prompt, game, seat, legal, record)
         if move is None:
             return self._done(record, prompt, self._fall_back(prompt, observation, mask, info, record))
         self._plan = list(move.plan)
@@ -496,7 +524,7 @@ class LLMPolicy(BasePolicy):
                 reasoning, value = parse_reply(reply.text)
                 move = prompt.parse_action(value, game, seat, legal)
             except ReplyError as error:
-                record.reject(error, reply.truncated)
+                record.reject(error, reply.text, reply.truncated)
                 messages += [{"role": "assistant", "content": reply.text or "(empty reply)"},
                              {"role": "user", "content": self._retry_message(error, reply)}]
                 continue
@@ -533,9 +561,11 @@ class LLMPolicy(BasePolicy):
 
     def _fall_back(self, prompt: GamePrompt, observation: Any, mask: np.ndarray, info: Mapping[str, Any],
                    record: MoveRecord) -> int:
+        record.fallback_reason = (f"no usable reply in {record.attempts} attempt(s), last error: "
+                                  f"{record.rejected[-1]['reason']}")
         if self.fallback == "forfeit":
             record.source = "forfeit"
-            raise ForfeitError(f"{self.name} (seat {record.seat}) forfeits: {self.forfeit_reason}", record.seat)
+            raise ForfeitError(f"{self.name} (seat {record.seat}) forfeits: {record.fallback_reason}", record.seat)
         record.source = "fallback"
         if self.fallback == "random":
             legal = np.flatnonzero(mask)

@@ -154,10 +154,11 @@ class ToolLLMPolicy(SpaceConquestPolicy):
         tools = self._tools_for(game, int(seat))
         record = _TurnRecord(seat=int(seat), ply=game.turn, mode=_MODE)
         self.moves.append(record)
-        orders = self._converse(tools, record)
-        if orders is None:
-            record.source = "fallback"
-            orders = plan_orders(O.player_view(game, seat)) if self.fallback == "heuristic" else {"moves": []}
+        with record.timed():
+            orders = self._converse(tools, record)
+            if orders is None:
+                record.source = "fallback"
+                orders = plan_orders(O.player_view(game, seat)) if self.fallback == "heuristic" else {"moves": []}
         record.move = json.dumps(orders["moves"])
         return orders
 
@@ -185,9 +186,10 @@ class ToolLLMPolicy(SpaceConquestPolicy):
             record.reasoning = clip(reply.text, REASONING_CHARS) if reply.text else record.reasoning
             messages.append(reply.assistant_message())
             if not reply.tool_calls:
-                record.reject(ReplyError("parse", "the reply called no tool"), reply.truncated)
+                record.reject(ReplyError("parse", "the reply called no tool"), reply.text, reply.truncated)
                 idle += 1
                 if idle > self.max_retries:
+                    record.fallback_reason = f"no tool called in {idle} replies in a row"
                     return None
                 messages.append({"role": "user", "content": NUDGE})
                 continue
@@ -198,19 +200,20 @@ class ToolLLMPolicy(SpaceConquestPolicy):
                                  "content": result if isinstance(result, str) else json.dumps(result)})
                 if tools.submitted is not None:
                     return {"moves": result["accepted"]}
-        record.errors.append(f"tool call budget spent ({tools.max_calls} per turn) without accepted orders")
+        record.fallback_reason = f"tool call budget spent ({tools.max_calls} per turn) without accepted orders"
         return None
 
     def _run(self, tools: PlayerTools, call: ToolCall, record: _TurnRecord, reply: ChatReply) -> Any:
         """One tool call's result; a submission with errors is withdrawn so the model can submit again."""
         record.tool_calls += 1
         if not _is_json_object(call.arguments):
-            record.reject(ReplyError("parse", f"{call.name}: arguments are not a JSON object"), reply.truncated)
+            record.reject(ReplyError("parse", f"{call.name}: arguments are not a JSON object"),
+                          f"{call.name}({call.arguments})", reply.truncated)
         result = tools.call(call.name, call.arguments or "{}")
         if call.name == "submit_orders" and isinstance(result, dict) and result.get("submitted") and not result["ok"]:
             tools.submitted = None
             record.reject(ReplyError("illegal", f"submit_orders refused: {result['errors'][0]['message']}"),
-                          reply.truncated)
+                          f"{call.name}({call.arguments})", reply.truncated)
             result = {**result, "submitted": False,
                       "note": "orders with errors are not submitted; fix them and call submit_orders again"}
         return result

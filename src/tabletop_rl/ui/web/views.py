@@ -27,7 +27,7 @@ from tabletop_rl.arena.labels import policy_labels
 from tabletop_rl.arena.report import SUMMARY_FILE
 from tabletop_rl.arena.results import GAMES_FILE, load_games, read_json_object
 from tabletop_rl.core.game import Game
-from tabletop_rl.ui.terminal import replay_frames, result_line, step_moves
+from tabletop_rl.ui.terminal import forfeit_seen, replay_frames, result_line, step_moves
 
 __all__ = ["RunView", "board_view", "check_viewer", "position_view"]
 
@@ -71,7 +71,8 @@ def _result_text(record: dict[str, Any]) -> str:
     winners = record["winners"]
     if not winners or len(winners) == len(record["seats"]):
         return "draw"
-    return " and ".join(f"P{w}" for w in winners) + (" win" if len(winners) > 1 else " wins")
+    result = " and ".join(f"P{w}" for w in winners) + (" win" if len(winners) > 1 else " wins")
+    return result + (f": P{record['forfeit']} forfeited" if record.get("forfeit") is not None else "")
 
 
 class RunView:
@@ -134,14 +135,16 @@ class RunView:
 
     def position(self, index: int, ply: int, viewer: int | None) -> dict[str, Any]:
         """Game ``index`` after ``ply`` steps as ``viewer`` sees it, with the moves that led there as the viewer may
-        see them (``step_moves``; none after ``ply``, which might show a hidden card it later made public);
-        ``LookupError`` for a step outside the game."""
+        see them (``step_moves``; none after ``ply``, which might show a hidden card it later made public), and at the
+        last step the forfeit that ended the game, if one did (``forfeit_seen``); ``LookupError`` for a step outside
+        the game."""
         record, frames = self._record(index), self.frames(index)
         if not 0 <= ply < len(frames):
             raise LookupError(f"game {index} has steps 0..{len(frames) - 1}, not {ply}")
         view = position_view(frames[ply], viewer)
         moves = [step_moves(record, frames[k - 1], k, viewer) for k in range(1, ply + 1)]
-        return {"index": index, "ply": ply, "last": len(frames) - 1, "moves": moves, **view}
+        forfeit = forfeit_seen(record, viewer) if ply == len(frames) - 1 else None
+        return {"index": index, "ply": ply, "last": len(frames) - 1, "moves": moves, "forfeit": forfeit, **view}
 
     def frames(self, index: int) -> list[Game]:
         """Every position of game ``index`` (rebuilt once, then kept among the last few games viewed)."""

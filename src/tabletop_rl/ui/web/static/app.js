@@ -68,19 +68,39 @@ async function loadGames() {
   for (const row of rows) {
     const seats = row.labels.map((label, p) => el("span", { class: `seat p${p}` }, `P${p} ${label}`));
     table.append(el("tr", { class: "clickable", "data-index": row.index, onclick: () => guarded(() => openGame(row.index)) },
-      el("td", {}, `#${row.index}`), el("td", {}, seats), el("td", {}, row.result),
+      el("td", {}, el("a", { href: link(row.index, 0), title: "the address of this game", onclick: (e) => e.stopPropagation() },
+        `#${row.index}`)),
+      el("td", {}, seats), el("td", {}, row.result),
       el("td", {}, row.scores.join(" : ")), el("td", {}, row.plies), el("td", {}, row.llm ? "LLM notes" : "")));
   }
 }
 
 // --- the viewer ---------------------------------------------------------------------------------------------
-async function openGame(index) {
-  state.viewer = "spectator";
+/** The address of game `index` at move `ply` as `viewer` sees it: opening it shows that position, no clicks needed. */
+function link(index, ply, viewer = "spectator") {
+  return `#game=${index}&move=${ply}${viewer === "spectator" ? "" : `&viewer=${viewer}`}`;
+}
+
+/** Open what the address names (`#game=3&move=12&viewer=1`); true when it names a game. */
+async function openLinked() {
+  const named = new URLSearchParams(location.hash.slice(1));
+  if (!named.has("game")) return false;
+  const index = Number(named.get("game"));
+  if (!state.game || state.game.index !== index || $("viewer").hidden) await openGame(index, named.get("viewer") || "spectator");
+  else state.viewer = named.get("viewer") || "spectator";
+  $("viewer-select").value = state.viewer;
+  await showPly(named.has("move") ? named.get("move") : 0);
+  return true;
+}
+
+async function openGame(index, viewer = "spectator") {
+  state.viewer = viewer;
   state.ply = 0;
   await loadGame(index);
   const select = $("viewer-select");
   fill(select, el("option", { value: "spectator" }, "spectator"),
     state.game.labels.map((label, p) => el("option", { value: String(p) }, `P${p} ${label}`)));
+  select.value = viewer;
   showTab("viewer");
   await showPly(0);
 }
@@ -94,24 +114,38 @@ async function loadGame(index) {
   $("ply-last").textContent = `/ ${g.last} ${g.unit}s`;
 }
 
-/** The moves up to the position shown (the server sends no later ones), each clickable to go back to it. */
-function drawMoveList(moves) {
+/** The moves up to the position shown (the server sends no later ones), each clickable to go back to it and with a
+ * link to it; at the end of a forfeited game, the forfeit. */
+function drawMoveList(moves, forfeit) {
   const list = $("move-list");
-  fill(list, el("li", { value: 0, "data-ply": 0, class: "clickable", onclick: () => guarded(() => showPly(0)) }, "start"));
+  const item = (ply, ...children) => el("li", { value: ply, "data-ply": ply, class: "clickable", onclick: () => guarded(() => showPly(ply)) },
+    el("a", { class: "link", href: link(state.game.index, ply, state.viewer), title: "the address of this position",
+      onclick: (e) => e.stopPropagation() }, "link"), children);
+  fill(list, item(0, "start"));
   moves.forEach((entries, k) => {
-    const ply = k + 1;
-    const item = el("li", { value: ply, "data-ply": ply, class: "clickable", onclick: () => guarded(() => showPly(ply)) });
-    if (!entries.length) item.append(el("span", { class: "small" }, "(hidden orders)"));
+    const entry = item(k + 1);
+    if (!entries.length) entry.append(el("span", { class: "small" }, "(hidden orders)"));
     for (const m of entries) {
       const who = m.seat === m.player ? `P${m.player}` : `P${m.player} seat ${m.seat}`;  // a partnership's seat
-      item.append(el("div", {}, el("span", { class: `seat p${m.player}` }, who), ` ${m.move}`));
-      if (m.note) item.append(noteBlock(m.note));
+      entry.append(el("div", {}, el("span", { class: `seat p${m.player}` }, who), ` ${m.move}`));
+      if (m.note) entry.append(noteBlock(m.note));
     }
-    list.append(item);
+    list.append(entry);
   });
+  if (forfeit) {
+    list.lastChild.append(el("div", { class: "forfeited" }, el("span", { class: `seat p${forfeit.player}` }, `P${forfeit.player}`),
+      ` forfeits${forfeit.reason ? `: ${forfeit.reason}` : ""}`), forfeit.note ? noteBlock(forfeit.note) : null);
+  }
 }
 
-/** An LLM move's accounting: source, calls, illegal replies, tokens, cost, latency, reasoning, rejected replies. */
+/** What a forfeit says where the result goes. */
+function forfeitText(forfeit) {
+  return `P${forfeit.player} forfeits${forfeit.reason ? `: ${forfeit.reason}` : ""}`;
+}
+
+/** An LLM move's accounting: source (and why a fallback or forfeit was not the model's move), calls, unusable replies,
+ * tokens, cost, the decision's time (its failed calls and waits included) and its calls', the reasoning, and each
+ * rejected reply with its reason and text (a record from before them has only the reasons, `errors`). */
 function noteBlock(note) {
   const facts = [note.source, `${note.attempts} call(s)`];
   if (note.illegal_replies) facts.push(`${note.illegal_replies} illegal repl${note.illegal_replies > 1 ? "ies" : "y"}`);
@@ -119,10 +153,16 @@ function noteBlock(note) {
   if (note.truncated) facts.push(`${note.truncated} cut off`);
   if (note.tool_calls !== undefined) facts.push(`${note.tool_calls} tool call(s)`);
   facts.push(`${note.prompt_tokens}+${note.completion_tokens} tokens`);
+  if (note.cached_tokens) facts.push(`${note.cached_tokens} cached`);
   if (note.cost !== null && note.cost !== undefined) facts.push(`$${Number(note.cost).toFixed(5)}`);
-  if (note.latency_s !== undefined) facts.push(`${Number(note.latency_s).toFixed(2)} s`);
-  return el("div", { class: "note" }, el("div", { class: "small" }, facts.join(" \u00b7 ")),
+  if (note.time_s !== undefined) facts.push(`${Number(note.time_s).toFixed(2)} s (calls ${Number(note.latency_s).toFixed(2)} s)`);
+  else if (note.latency_s !== undefined) facts.push(`${Number(note.latency_s).toFixed(2)} s`);
+  const unusual = note.source === "fallback" || note.source === "forfeit";
+  return el("div", { class: `note${unusual ? ` ${note.source}` : ""}` }, el("div", { class: "small" }, facts.join(" \u00b7 ")),
+    note.fallback_reason ? el("div", { class: "why" }, `${note.source}: ${note.fallback_reason}`) : null,
     note.reasoning ? el("div", { class: "reasoning" }, note.reasoning) : null,
+    (note.rejected || []).map((r) => el("div", { class: "rejected" }, `rejected (${r.kind}): ${r.reason}`,
+      el("pre", { class: "reply" }, r.reply || "(empty reply)"))),
     (note.errors || []).map((e) => el("div", { class: "rejected" }, `rejected: ${e}`)));
 }
 
@@ -135,10 +175,12 @@ async function showPly(ply) {
   $("ply-slider").value = ply;
   drawBoard($("board"), view, null);
   $("text-board").textContent = view.text;
-  $("result").textContent = ply === g.last ? (view.result || (g.error ? `crashed: ${g.error}` : "")) : "";
-  drawMoveList(view.moves);
+  const ending = view.forfeit ? forfeitText(view.forfeit) : view.result || (g.error ? `crashed: ${g.error}` : "");
+  $("result").textContent = ply === g.last ? ending : "";
+  drawMoveList(view.moves, view.forfeit);
   $("move-list").lastChild.classList.add("current");
   $("move-list").lastChild.scrollIntoView({ block: "nearest" });
+  history.replaceState(null, "", link(g.index, ply, state.viewer));  // the address is this position's link
 }
 
 async function changeViewer(viewer) {
@@ -420,7 +462,7 @@ function showPlay(view, keepExplain = false) {
 // --- start ---------------------------------------------------------------------------------------------------
 function wire() {
   for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showTab(tab.dataset.tab));
-  $("back-to-list").addEventListener("click", () => showTab("games"));
+  $("back-to-list").addEventListener("click", () => { history.replaceState(null, "", location.pathname); showTab("games"); });
   $("first").addEventListener("click", () => guarded(() => showPly(0)));
   $("prev").addEventListener("click", () => guarded(() => showPly(state.ply - 1)));
   $("next").addEventListener("click", () => guarded(() => showPly(state.ply + 1)));
@@ -429,6 +471,7 @@ function wire() {
   $("ply-slider").addEventListener("input", (e) => guarded(() => showPly(e.target.value)));
   $("viewer-select").addEventListener("change", (e) => guarded(() => changeViewer(e.target.value)));
   $("new-game").addEventListener("submit", (e) => guarded(() => startGame(e)));
+  window.addEventListener("hashchange", () => guarded(openLinked));
   document.addEventListener("keydown", (e) => {
     if ($("viewer").hidden || e.target.tagName === "INPUT") return;
     if (e.key === "ArrowRight") guarded(() => showPly(state.ply + 1));
@@ -444,6 +487,7 @@ async function start() {
   if (state.info.run) {
     await loadGames();
     showTab("games");
+    await openLinked();
   } else {
     for (const id of ["tab-games", "tab-summary"]) $(id).disabled = true;
     showTab("play");
