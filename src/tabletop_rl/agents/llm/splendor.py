@@ -87,27 +87,29 @@ _COLOUR_WORDS = {**{name: name for name in R.TOKEN_NAMES}, **dict(zip(LETTERS, R
 
 
 # --- the legal moves ------------------------------------------------------------------------------
-def _returns_due(game: SplendorGame, seat: int, action: int) -> int:
-    """The tokens ``seat`` must return after playing ``action`` (0 when it keeps at most ten)."""
-    after = game.clone()
-    after.step(action)
-    if after.phase != "return" or after.current_player != seat:
-        return 0
-    return int(R.tokens_held(after.state, seat)) - R.TOKEN_LIMIT
-
-
-def _past_ten(game: SplendorGame, seat: int, legal: Sequence[int]) -> dict[int, int]:
-    """The legal moves that leave ``seat`` more than ten tokens, with the number to return after each."""
+def _past_ten(game: SplendorGame, seat: int, legal: Sequence[int]) -> dict[int, SplendorGame]:
+    """The legal moves that leave ``seat`` more than ten tokens, each with the position after it (a copy)."""
     if R.tokens_held(game.state, seat) + _MOST_RETURNED <= R.TOKEN_LIMIT:
         return {}  # no move can pass ten: spare playing each
-    due = {int(a): _returns_due(game, seat, int(a)) for a in legal}
-    return {a: n for a, n in due.items() if n}
+    found = {}
+    for a in legal:
+        after = game.clone()
+        after.step(int(a))
+        if after.phase == "return" and after.current_player == seat:
+            found[int(a)] = after
+    return found
+
+
+def _due(after: SplendorGame, seat: int) -> int:
+    """The tokens ``seat`` must return in ``after``, a position that ``_past_ten`` found."""
+    return int(R.tokens_held(after.state, seat)) - R.TOKEN_LIMIT
 
 
 def _legal_move_lines(game: SplendorGame, seat: int, legal: Sequence[int]) -> str:
     """``id: name`` per legal move (the board shows what each names), marked where returns follow it."""
-    due = _past_ten(game, seat, legal)
-    return "\n".join(f"{a}: {ACTION_NAMES[a]}" + (f" (then return {due[a]})" if a in due else "") for a in legal)
+    past = _past_ten(game, seat, legal)
+    return "\n".join(f"{a}: {ACTION_NAMES[a]}" + (f" (then return {_due(past[a], seat)})" if a in past else "")
+                     for a in legal)
 
 
 # --- reading the action ------------------------------------------------------------------------------
@@ -265,18 +267,20 @@ class _SplendorPrompt:
 
     def action_schema(self, game: SplendorGame, seat: int, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
         """The JSON schema of ``action``: one of the legal ids, or one of the moves that pass ten tokens with the
-        tokens to return (a strict schema: every property required, so the list is there even when empty); without
-        the list, an id, a name or an object (a structured move, or a move with its returns)."""
+        tokens to return, of colours held then (a strict schema: every property required, so the list is there even
+        when empty); without the list, an id, a name or an object (a structured move, or a move with its returns)."""
         if not legal_list:
             return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "object"}]}
         ids = {"type": "integer", "enum": [int(a) for a in legal]}
-        due = _past_ten(game, seat, legal)
-        if not due:
+        past = _past_ten(game, seat, legal)
+        if not past:
             return ids
-        returns = {"type": "array", "items": {"type": "string", "enum": list(R.TOKEN_NAMES)},
-                   "maxItems": max(due.values())}
+        # one list for every such move: the colours held after any of them, as many as the most due
+        held = {colour for after in past.values() for colour, n in after.player(seat)["tokens"].items() if n}
+        returns = {"type": "array", "items": {"type": "string", "enum": [c for c in R.TOKEN_NAMES if c in held]},
+                   "maxItems": max(_due(after, seat) for after in past.values())}
         with_returns = {"type": "object", "additionalProperties": False, "required": ["move", "tokensToReturn"],
-                        "properties": {"move": {"type": "integer", "enum": list(due)}, "tokensToReturn": returns}}
+                        "properties": {"move": {"type": "integer", "enum": list(past)}, "tokensToReturn": returns}}
         return {"anyOf": [ids, with_returns]}
 
     def parse_action(self, value: Any, game: SplendorGame, seat: int, legal: Sequence[int]) -> PlannedMove:
