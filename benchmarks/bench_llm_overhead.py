@@ -3,7 +3,7 @@
     python benchmarks/bench_llm_overhead.py --moves 300
 
 Positions come from seeded random games. Measured per move, in milliseconds:
-  prompt building     system + user message (position JSON from the seat, numbered legal moves)
+  prompt building     system + user message (the seat's text board, numbered legal moves)
   reply parsing       JSON extraction + move validation against the legal moves
   policy, in-process  a whole ``LLMPolicy.act`` with an instant in-process backend (request building,
                       accounting; no HTTP): the overhead we add per move, target < 2 ms
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
-from fake_openai_server import FakeOpenAIServer, legal_move_player  # noqa: E402
+from fake_openai_server import FakeOpenAIServer, legal_ids, legal_move_player  # noqa: E402
 from tabletop_rl.agents.llm.client import ChatReply, ChatRequest  # noqa: E402
 from tabletop_rl.agents.llm.policy import LLMPolicy, parse_reply  # noqa: E402
 from tabletop_rl.agents.llm.splendor import PROMPT  # noqa: E402
@@ -51,7 +51,7 @@ class Instant:
     """A backend that answers at once with the first legal id of the schema."""
 
     def complete(self, request: ChatRequest) -> ChatReply:
-        legal = request.response_format["json_schema"]["schema"]["properties"]["action"]["enum"]
+        legal = legal_ids(request.response_format["json_schema"]["schema"]["properties"]["action"])
         return ChatReply(json.dumps({"reasoning": "the first legal move", "action": legal[0]}), "stop")
 
 

@@ -26,6 +26,7 @@ from fake_openai_server import Answer, FakeOpenAIServer, legal_move_player  # no
 from tabletop_rl.agents import parse_spec  # noqa: E402
 from tabletop_rl.agents.llm.client import FatalLLMError  # noqa: E402
 from tabletop_rl.arena import load_games, run_arena  # noqa: E402
+from tabletop_rl.arena.llm import format_llm_table  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.ui.terminal import replay_terminal  # noqa: E402
 
@@ -53,6 +54,17 @@ def test_arena_records_and_summarizes_llm_accounting(tmp_path):
         assert acc["games"] == 2 and acc["attempts"] == len(server.requests)
         assert summary["clean_games"] == 2 and summary["void"] == 0
         assert set(summary["ratings_clean"]["values"]) == {llm, "random"}
+
+
+def test_the_summary_table_gives_the_tokens_of_a_decision_cached_ones_included():
+    acc = {"games": 1, "clean_games": 1, "moves": 4, "attempts": 2, "prompt_tokens": 4000, "completion_tokens": 400,
+           "cached_tokens": 3000, "latency_s": 1.0, "settings": None}
+    header, row = format_llm_table({"llm:model=m": acc}).splitlines()
+
+    def cell(name: str) -> str:  # the columns are right-aligned under their names
+        return row[:header.index(name) + len(name)].split()[-1]
+
+    assert (cell("tok in/move"), cell("cached/move"), cell("tok out/move")) == ("1000", "750", "100")
 
 
 def test_a_forfeit_is_a_loss_with_its_reason_and_the_game_stays_clean(tmp_path):

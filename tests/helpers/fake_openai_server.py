@@ -110,13 +110,19 @@ class Answer:
         return cls(200, {"error": {"message": message, "code": code}})
 
 
+def legal_ids(action_schema: dict[str, Any]) -> list[int]:
+    """The legal move ids a listed ``action`` schema allows: its ``enum``, or its first alternative's where a
+    reply may also give, with a move, the tokens to return after it."""
+    return action_schema["enum"] if "enum" in action_schema else action_schema["anyOf"][0]["enum"]
+
+
 def legal_move_player(seed: int = 0) -> Callable[[dict[str, Any]], Answer]:
     """A responder that picks uniformly among the legal ids in the request's JSON schema."""
     rng = random.Random(seed)
 
     def respond(request: dict[str, Any]) -> Answer:
         schema = request["response_format"]["json_schema"]["schema"]
-        return Answer.move(rng.choice(schema["properties"]["action"]["enum"]), "a random legal move")
+        return Answer.move(rng.choice(legal_ids(schema["properties"]["action"])), "a random legal move")
 
     return respond
 

@@ -116,15 +116,16 @@ def summarize_llm(valid: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def format_llm_table(llm: dict[str, dict[str, Any]], labels: dict[str, str] | None = None) -> str:
     """The LLM policies' accounting as aligned text (empty when there is none); policies by their
-    ``labels`` (spec: label) where given."""
+    ``labels`` (spec: label) where given. Tokens are per decision (move): prompt, of them cached by the server,
+    and completion."""
     if not llm:
         return ""
     labels = labels or {}
     names = {spec: labels.get(spec, spec) for spec in llm}
     wide = max([len("LLM policy"), *map(len, names.values())]) + 2
     lines = [f"{'LLM policy':<{wide}}{'preset':>10}{'listed':>7}{'games':>6}{'clean':>6}{'moves':>7}{'fallback':>9}"
-             f"{'forfeit':>8}{'illegal':>8}{'parse':>6}{'cut':>5}{'tok in/move':>12}{'tok out/move':>13}{'cost $':>9}"
-             f"{'s/call':>8}{'tools/move':>11}"]
+             f"{'forfeit':>8}{'illegal':>8}{'parse':>6}{'cut':>5}{'tok in/move':>12}{'cached/move':>12}"
+             f"{'tok out/move':>13}{'cost $':>9}{'s/call':>8}{'tools/move':>11}"]
     for name, acc in sorted(llm.items(), key=lambda item: names[item[0]]):
         moves, calls = acc.get("moves", 0), acc.get("attempts", 0)
         cost = f"{acc['cost']:.4f}" if "cost" in acc else "-"
@@ -135,7 +136,8 @@ def format_llm_table(llm: dict[str, dict[str, Any]], labels: dict[str, str] | No
                      f"{acc['clean_games']:>6}{moves:>7}{acc.get('fallback_moves', 0):>9}"
                      f"{acc.get('forfeit_moves', 0):>8}{acc.get('illegal_replies', 0):>8}"
                      f"{acc.get('parse_failures', 0):>6}{acc.get('truncated', 0):>5}"
-                     f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('completion_tokens', 0), moves):>13}"
+                     f"{_per(acc.get('prompt_tokens', 0), moves):>12}{_per(acc.get('cached_tokens', 0), moves):>12}"
+                     f"{_per(acc.get('completion_tokens', 0), moves):>13}"
                      f"{cost:>9}{_per(acc.get('latency_s', 0.0), calls, 2):>8}{tools:>11}")
     return "\n".join(lines)
 

@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from positions import cost, points, position
+from fake_openai_server import legal_ids
+from positions import cost, position
 from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import (
     ChatClient,
@@ -33,14 +34,17 @@ from tabletop_rl.agents.llm.policy import (
     REJECTED_KEPT,
     ForfeitError,
     LLMPolicy,
+    PlannedMove,
     ReplyError,
     _step_down,
     parse_reply,
     server_mode,
 )
-from tabletop_rl.agents.llm.splendor import PROMPT, SYSTEM_PROMPT, seat_view
+from tabletop_rl.agents.llm.splendor import PROMPT, SYSTEM_PROMPT
 from tabletop_rl.games.splendor import rules as R
+from tabletop_rl.games.splendor.actions import ACTION_NAMES
 from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.render import render_ansi
 
 USAGE = Usage(prompt_tokens=120, completion_tokens=30, reasoning_tokens=5, cached_tokens=100, cost=0.0002)
 
@@ -70,7 +74,7 @@ class LegalPlayer:
 
     def complete(self, request: ChatRequest) -> ChatReply:
         self.requests.append(request)
-        legal = request.response_format["json_schema"]["schema"]["properties"]["action"]["enum"]
+        legal = legal_ids(request.response_format["json_schema"]["schema"]["properties"]["action"])
         return ChatReply(move(self.rng.choice(legal)), "stop", USAGE, latency_s=0.01)
 
 
@@ -304,14 +308,156 @@ def test_returns_not_given_in_advance_are_asked_as_short_prompts():
     for _ in range(3):
         play(p, game)
     second = p.client.backend.requests[1].messages[1]["content"]
-    assert "hold 12 tokens" in second and "2 to return in all" in second and '"board"' not in second
+    assert "hold 12 tokens" in second and "2 to return in all" in second and "Bank" not in second
     assert game.player(0)["tokens"]["red"] == 1 and game.player(0)["tokens"]["black"] == 0
 
 
-def test_a_planned_return_that_is_not_legal_drops_the_plan_and_asks():
+def test_a_move_past_ten_tokens_and_its_returns_are_one_reply():
     game = _twelve_token_game()
-    take = {"type": "TAKE_3_DIFF", "tokens": {"white": 1, "blue": 1, "green": 1}, "tokensToReturn": {"gold": 2}}
-    p = policy(move(take), move("return:white"), move("return:white"))
+    take = game.move_id("take:white,blue,green")
+    p = policy(move({"move": take, "tokensToReturn": ["red", "black"]}))
+    for _ in range(3):
+        play(p, game)
+    assert len(p.client.backend.requests) == 1
+    assert [(m.source, m.move) for m in p.moves] == [("llm", "take:white,blue,green"), ("planned", "return:red"),
+                                                     ("planned", "return:black")]
+    assert game.player(0)["tokens"] == {"white": 3, "blue": 3, "green": 3, "red": 1, "black": 0, "gold": 0}
+
+
+def test_without_the_list_a_move_name_carries_its_returns_too():
+    game = _twelve_token_game()
+    p = policy(move({"move": "take:white,blue,green", "tokensToReturn": {"red": 1, "black": 1}}), legal_list=False)
+    for _ in range(3):
+        play(p, game)
+    assert len(p.client.backend.requests) == 1 and game.current_player == 1
+    assert [m.move for m in p.moves] == ["take:white,blue,green", "return:red", "return:black"]
+
+
+def test_colours_may_be_given_by_the_boards_letters():
+    game = _twelve_token_game()
+    legal = game.legal_actions()
+    returns = PROMPT.parse_action({"move": "take:w,b,g", "tokensToReturn": ["R", "k"]}, game, 0, legal)
+    assert returns == PlannedMove(game.move_id("take:white,blue,green"),
+                                  (game.move_id("return:red"), game.move_id("return:black")))
+    take = PROMPT.parse_action({"type": "TAKE_3_DIFF", "tokens": {"w": 1, "b": 1, "r": 1}}, game, 0, legal)
+    assert take.action == game.move_id("take:white,blue,red")
+    with pytest.raises(ReplyError, match="'y' is not one of white, blue, green, red, black$"):
+        PROMPT.parse_action({"type": "TAKE_2_SAME", "tokens": {"y": 2}}, game, 0, legal)
+
+
+def test_a_return_carries_the_rest_of_the_returns():
+    game = _twelve_token_game()
+    p = policy(move("take:white,blue,green"), move({"move": "return:red", "tokensToReturn": ["black"]}))
+    for _ in range(3):
+        play(p, game)
+    assert [m.source for m in p.moves] == ["llm", "llm", "planned"] and len(p.client.backend.requests) == 2
+    action = p.client.backend.requests[1].response_format["json_schema"]["schema"]["properties"]["action"]
+    assert action["anyOf"][1]["properties"]["move"]["enum"] == legal_ids(action)  # each return leaves one more
+
+
+def _strict(schema: dict) -> None:
+    """Fail unless every object in ``schema`` is as strict mode wants it: no other properties, all required."""
+    if "properties" in schema:
+        assert schema["additionalProperties"] is False and sorted(schema["required"]) == sorted(schema["properties"])
+    for value in schema.values():
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, dict):
+                _strict(part)
+
+
+def test_the_listed_schema_offers_returns_with_exactly_the_moves_that_pass_ten_tokens():
+    game = _twelve_token_game()
+    legal = game.legal_actions()
+    schema = PROMPT.action_schema(game, 0, legal, legal_list=True)
+    ids, with_returns = schema["anyOf"]
+    assert ids == {"type": "integer", "enum": legal}
+    takes = [a for a in legal if ACTION_NAMES[a].startswith("take:")]
+    assert len(takes) == 10 and with_returns["properties"]["move"]["enum"] == takes  # reserving gives 10: none due
+    assert with_returns["properties"]["tokensToReturn"] == {  # seat 0 holds no gold, and no take brings any
+        "type": "array", "items": {"type": "string", "enum": list(R.COLOURS)}, "maxItems": 2}
+    p = policy(move(0))
+    act(p, game)
+    _strict(p.client.backend.requests[0].response_format["json_schema"]["schema"])
+    assert PROMPT.action_schema(fresh(), 0, fresh().legal_actions(), legal_list=True) == {
+        "type": "integer", "enum": fresh().legal_actions()}  # nobody near ten tokens: the plain list
+
+
+def test_replies_with_returns_meet_the_schemas():
+    jsonschema = pytest.importorskip("jsonschema")
+    game = _twelve_token_game()
+    legal = game.legal_actions()
+    listed, unlisted = (PROMPT.action_schema(game, 0, legal, legal_list=flag) for flag in (True, False))
+    with_returns = {"move": game.move_id("take:white,blue,green"), "tokensToReturn": ["red", "black"]}
+    for action in (with_returns, 3, {"move": 3, "tokensToReturn": []}):
+        jsonschema.validate(action, listed)
+    for action in (with_returns, "take:white,blue,green", {"type": "TAKE_3_DIFF", "tokens": ["red"]}):
+        jsonschema.validate(action, unlisted)
+    for bad in ({"move": game.move_id("reserve:1.0"), "tokensToReturn": ["red"]},
+                {"move": 0, "tokensToReturn": ["red", "black", "white"]}, {"move": 0, "tokensToReturn": ["gold"]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, listed)
+
+
+def test_the_list_marks_the_moves_that_pass_ten_tokens():
+    game = _twelve_token_game()
+    legal = game.legal_actions()
+    lines = PROMPT.user_message(game, 0, legal, legal_list=True).splitlines()[-len(legal):]
+    assert lines == [f"{a}: {ACTION_NAMES[a]}" + (" (then return 2)" if ACTION_NAMES[a].startswith("take:") else "")
+                     for a in legal]
+
+
+@pytest.mark.parametrize("returns, kind, problem", [
+    (["red", "black", "red"], "illegal", "take:white,blue,green leaves you 2 to return, not 3"),
+    (["gold"], "illegal", "tokensToReturn: return:gold: player 0 has no gold token to return"),
+    (["black", "black"], "illegal", "tokensToReturn: return:black: player 0 has no black token to return"),
+    (["red", "pink"], "parse", "'pink' is not one of"),
+    ({"red": 10 ** 12}, "parse", "at most 3 tokens are returned after one move, got 1000000000000"),
+    (["red"] * 100_000, "parse", "at most 3 tokens are returned after one move, got 100000"),
+    ("red", "parse", "tokensToReturn must be"),
+])
+def test_returns_given_with_a_move_are_checked_one_by_one(returns, kind, problem):
+    game = _twelve_token_game()
+    with pytest.raises(ReplyError, match=problem) as err:
+        PROMPT.parse_action({"move": "take:white,blue,green", "tokensToReturn": returns}, game, 0,
+                            game.legal_actions())
+    assert err.value.kind == kind
+
+
+def test_returns_where_none_is_due_are_refused():
+    game = _twelve_token_game()
+    reserve = {"type": "RESERVE", "cardId": game.market(1)[0], "tokensToReturn": {"red": 1}}
+    with pytest.raises(ReplyError, match="reserve:1.0 leaves you 0 to return, not 1"):
+        PROMPT.parse_action(reserve, game, 0, game.legal_actions())
+
+
+def test_fewer_returns_than_due_are_played_and_the_rest_is_asked():
+    game = _twelve_token_game()
+    p = policy(move({"move": 0, "tokensToReturn": ["red"]}), move("return:black"))
+    for _ in range(3):
+        play(p, game)
+    assert [m.source for m in p.moves] == ["llm", "planned", "llm"] and game.current_player == 1
+
+
+def test_returns_that_cannot_be_played_are_re_prompted_with_the_reason():
+    game = _twelve_token_game()
+    take = {"type": "TAKE_3_DIFF", "tokens": {"white": 1, "blue": 1, "green": 1}}
+    p = policy(move({**take, "tokensToReturn": {"gold": 2}}), move({**take, "tokensToReturn": ["red", "red"]}))
+    for _ in range(3):
+        play(p, game)
+    assert "has no gold token to return" in p.client.backend.requests[1].messages[-1]["content"]
+    assert [m.source for m in p.moves] == ["llm", "planned", "planned"] and p.moves[0].illegal_replies == 1
+    assert game.player(0)["tokens"]["red"] == 0
+
+
+def test_a_planned_move_that_is_not_legal_drops_the_plan_and_asks():
+    game = _twelve_token_game()
+    gold = game.move_id("return:gold")  # seat 0 holds none: a plan no check of ours would let through
+
+    class Careless(type(PROMPT)):
+        def parse_action(self, value, game, seat, legal):
+            return PlannedMove(super().parse_action(value, game, seat, legal).action, (gold, gold))
+
+    p = policy(move("take:white,blue,green"), move("return:white"), move("return:white"), prompt=Careless())
     for _ in range(3):
         play(p, game)
     assert [m.source for m in p.moves] == ["llm", "llm", "llm"]
@@ -482,30 +628,26 @@ def test_system_prompt_is_byte_identical_for_every_request_of_a_game():
     assert sum(len(p.client.backend.requests) for p in players) > 20
 
 
-def test_position_json_from_the_seat_has_the_documented_shape():
+def test_the_position_is_the_text_board_the_seat_sees_then_the_numbered_moves():
     game = SplendorGame.from_json(position(3, reserved={0: [(5, True)], 1: [(6, True), 41]},
                                            tokens={1: {"gold": 2}}, current_player=0))
-    view = seat_view(game, 0)
-    cards, _ = R.tables()
-    assert view["you"]["reserved"] == [{"id": 5, "level": 1, "colour": R.COLOURS[cards[5, R.CARD_BONUS]],
-                                        "points": points(5), "cost": {k: v for k, v in cost(5).items() if v}}]
-    opponent = view["opponents"][0]
-    assert opponent["seat"] == 1 and opponent["reservedCount"] == 2
-    assert [c["id"] for c in opponent["reserved"]] == [41] and opponent["hiddenReservedLevels"] == [1]
-    assert opponent["gems"]["gold"] == 2 and [o["seat"] for o in view["opponents"]] == [1, 2]
-    assert set(view["board"]) == {"tokens", "nobles", "market", "deckSizes"}
-    assert [c["id"] for c in view["board"]["market"]["level2"]] == game.market(2)
-    message = PROMPT.user_message(game, 0, game.legal_actions(), legal_list=True)
-    assert json.loads(message.split("\n")[1]) == view
+    legal = game.legal_actions()
+    board = render_ansi(game, viewer=0, color=False)
+    assert PROMPT.user_message(game, 0, legal, legal_list=True) == (
+        f"You are P0.\n{board}\nLegal moves (reply with the number):\n"
+        + "\n".join(f"{a}: {ACTION_NAMES[a]}" for a in legal))
+    assert "[#5 " in board and "[#41 " in board and "[#6 " not in board and "[hidden L1]" in board
 
 
 def _hidden_variants() -> tuple[SplendorGame, SplendorGame, SplendorGame]:
-    """A: seat 1 blind-reserved card x, y tops the level-1 deck. B: x and y swapped. C: A with decks reversed."""
+    """A: seat 1 blind-reserved card x, y tops the level-1 deck. B: x and y swapped. C: A with decks reversed.
+    Seat 0, to act, holds 9 tokens, so its moves past ten are marked and offered with returns."""
     cards, _ = R.tables()
     x = 30
     y = next(c for c in range(31, 40) if not np.array_equal(cards[c], cards[x]))
-    a = position(2, reserved={1: [(x, True)]}, decks={1: [y]}, tokens={1: {"gold": 1}})
-    b = position(2, reserved={1: [(y, True)]}, decks={1: [x]}, tokens={1: {"gold": 1}})
+    nine = {"white": 2, "blue": 2, "green": 2, "red": 2, "black": 1}
+    a = position(2, reserved={1: [(x, True)]}, decks={1: [y]}, tokens={0: nine, 1: {"gold": 1}})
+    b = position(2, reserved={1: [(y, True)]}, decks={1: [x]}, tokens={0: nine, 1: {"gold": 1}})
     c = json.loads(json.dumps(a))
     c["decks"] = {level: deck[::-1] for level, deck in c["decks"].items()}
     return tuple(SplendorGame.from_json(p) for p in (a, b, c))
@@ -520,8 +662,12 @@ def test_prompts_hide_blind_reserves_and_deck_order():
         request = p.client.backend.requests[0]
         requests.append((request.messages, request.response_format))
     assert requests[0] == requests[1] == requests[2]
+    assert "anyOf" in json.dumps(requests[0][1]) and "(then return 2)" in requests[0][0][1]["content"]
     a, b, _ = games
-    assert seat_view(a, 1) != seat_view(b, 1), "the owner must see which card they reserved"
+    x, y = (g.player(1)["reserved"][0][0] for g in (a, b))
+    assert f"#{x} " not in requests[0][0][1]["content"] and "[hidden L1]" in requests[0][0][1]["content"]
+    owner_a, owner_b = (PROMPT.user_message(g, 1, g.legal_actions(), legal_list=True) for g in (a, b))
+    assert f"[#{x} " in owner_a and f"[#{y} " in owner_b, "the owner must see which card they reserved"
 
 
 def test_re_dealing_what_a_player_cannot_see_never_changes_their_prompt():
@@ -538,7 +684,9 @@ def test_re_dealing_what_a_player_cannot_see_never_changes_their_prompt():
         for legal_list in (True, False):
             assert PROMPT.user_message(other, seat, legal, legal_list) == \
                 PROMPT.user_message(game, seat, legal, legal_list), f"seed {seed}: seat {seat} sees hidden cards"
-        owner_saw_a_change += sum(seat_view(other, q) != seat_view(game, q)
+            assert PROMPT.action_schema(other, seat, legal, legal_list) == \
+                PROMPT.action_schema(game, seat, legal, legal_list), f"seed {seed}: the schema shows hidden cards"
+        owner_saw_a_change += sum(PROMPT.user_message(other, q, [], True) != PROMPT.user_message(game, q, [], True)
                                   for q in range(game.num_players) if q != seat)
     assert owner_saw_a_change > 0, "no re-deal changed a blind reserve: the test proves nothing"
 

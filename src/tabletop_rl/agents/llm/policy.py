@@ -163,7 +163,7 @@ class GamePrompt(Protocol):
     def user_message(self, game: Any, seat: int, legal: Sequence[int], legal_list: bool) -> str:
         ...
 
-    def action_schema(self, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
+    def action_schema(self, game: Any, seat: int, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
         ...
 
     def parse_action(self, value: Any, game: Any, seat: int, legal: Sequence[int]) -> PlannedMove:
@@ -516,7 +516,7 @@ class LLMPolicy(BasePolicy):
         """Ask, validate, and re-prompt with the error up to ``max_retries`` times; ``None`` if no reply was usable."""
         messages = [{"role": "system", "content": prompt.system_prompt},
                     {"role": "user", "content": prompt.user_message(game, seat, legal, self.legal_list)}]
-        schema = prompt.action_schema(legal, self.legal_list)
+        schema = prompt.action_schema(game, seat, legal, self.legal_list)
         for _ in range(self.max_retries + 1):
             reply = self._complete(messages, schema)
             record.add_reply(reply, self.mode)

@@ -1,8 +1,9 @@
-"""Splendor for LLM players: the fixed system prompt, the position from a player's seat as JSON, the
-numbered legal moves, and reading a reply's ``action`` (a move id, a move name, or the structured form).
+"""Splendor for LLM players: the fixed system prompt, the position as the text board the seat sees, the
+numbered legal moves, and reading a reply's ``action`` (a move id, a move name, or the structured form; with
+the tokens to return after it where the move leaves more than ten).
 
-Only what the seat can see goes into a prompt: the deck order and opponents' blind-reserved cards never
-do (an opponent's blind reserve shows as its level only).
+Only what the seat can see goes into a prompt: the board is ``render_ansi`` for that seat, so the deck order
+and opponents' blind-reserved cards never do (an opponent's blind reserve shows as its level only).
 
 >>> from tabletop_rl import SplendorGame
 >>> g = SplendorGame(2, seed=3)
@@ -21,10 +22,14 @@ from typing import Any
 
 from tabletop_rl.agents.llm.policy import FINAL_ANSWER, PlannedMove, ReplyError
 from tabletop_rl.games.splendor import rules as R
-from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, kind, move_id
+from tabletop_rl.games.splendor.actions import ACTION_NAMES, LETTERS, NUM_ACTIONS, move_id
 from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.games.splendor.render import render_ansi
 
-__all__ = ["PROMPT", "SYSTEM_PROMPT", "seat_view"]
+__all__ = ["PROMPT", "SYSTEM_PROMPT"]
+
+#: No move brings more than three tokens, so none leaves more than three to return.
+_MOST_RETURNED = 3
 
 SYSTEM_PROMPT = f"""You are a player in a game of Splendor (base game). Win by having the most prestige points when \
 the game ends.
@@ -53,17 +58,17 @@ when several qualify).
 player has had the same number of turns. Most points wins; a tie goes to the player who bought fewer cards; a \
 remaining tie is shared.
 
+THE BOARD from your seat (">" marks the player to act). Letters: \
+{", ".join(f"{letter} {name}" for letter, name in zip(LETTERS, R.TOKEN_NAMES))}; "r2 k1" is 2 red, 1 black. \
+Card [#41 G 2p | w3 b2 r2]: id 41, green bonus, 2 points, costs 3 white, 2 blue, 2 red. Noble [N4 3p | r4 k4]: \
+needs 4 red and 4 black bonuses. The labels before cards and nobles (market 1.0, reserved 0, noble 2) are what \
+move names use. Another player's card reserved unseen shows as [hidden L2] (its level).
+
 MOVE NAMES
 take:white,blue,green (colours in the order white, blue, green, red, black; also take:red,black or take:green \
 when fewer colours are left) | take2:red | reserve:2.3 (market level.slot, slots 0-3) | reserve_deck:1 | \
 buy:3.0 | buy_reserved:0 (index in your reserved list) | noble:1 (index in the board's noble list) | \
 return:gold | pass
-
-THE POSITION is JSON from your seat. "you" and each of "opponents": score, gems (tokens held), bonuses, \
-cardsBought, nobles (ids), reserved cards (for opponents only the cards reserved face up; reservedCount counts \
-all, and hiddenReservedLevels gives the levels of the ones reserved unseen). "board": tokens (the bank), nobles \
-(id, points, requires), market (by level, slots 0-3, null = empty), deckSizes. A card is {{"id", "level", \
-"colour" (its bonus), "points", "cost"}}; colours missing from a cost are 0.
 
 REPLY with one JSON object and nothing else: {{"reasoning": "<brief: a few sentences>", "action": <move>}}
 The move may be the number of a legal move from the list, a move name such as "buy:2.1", or a structured move:
@@ -71,109 +76,46 @@ The move may be the number of a legal move from the list, a move name such as "b
 {{"red": 2}}}} | {{"type": "RESERVE", "cardId": 41}} | {{"type": "RESERVE", "reserveDeckLevel": "LEVEL_2"}} | \
 {{"type": "PURCHASE", "cardId": 12}} | {{"type": "CHOOSE_NOBLE", "nobleId": 3}} | {{"type": "RETURN_TOKENS", \
 "tokens": {{"gold": 1}}}} | {{"type": "PASS"}}
-A structured move may add "tokensToReturn": {{"red": 1}}, the tokens to give back if the move leaves you with \
-more than 10; they are returned without asking you again.
+A move that leaves you over 10 tokens (marked "(then return N)" in the list) takes the tokens to return with it: \
+{{"move": <number or name>, "tokensToReturn": ["red", "gold"]}}, or "tokensToReturn" in a structured move.
 If you cannot reply in JSON, write your reasoning and end with the line: {FINAL_ANSWER} <move number or name>
 """
 
 _LEVEL_NAMES = {"LEVEL_1": 1, "LEVEL_2": 2, "LEVEL_3": 3, "1": 1, "2": 2, "3": 3}
-
-
-# --- the position from a seat ------------------------------------------------------------------
-def _counts(values: Sequence[int], names: Sequence[str], skip_zero: bool = False) -> dict[str, int]:
-    return {name: int(v) for name, v in zip(names, values) if v or not skip_zero}
-
-
-def _card_view(card: int) -> dict[str, Any]:
-    """A card as prompts show it, e.g. ``_card_view(0)["cost"] == {"red": 2, "black": 1}``."""
-    cards, _ = R.tables()
-    row = cards[card]
-    return {"id": card, "level": int(row[R.CARD_LEVEL]), "colour": R.COLOURS[row[R.CARD_BONUS]],
-            "points": int(row[R.CARD_POINTS]),
-            "cost": _counts(row[R.CARD_COST:R.CARD_COST + 5], R.COLOURS, skip_zero=True)}
-
-
-def _noble_view(noble: int) -> dict[str, Any]:
-    _, nobles = R.tables()
-    return {"id": noble, "points": R.NOBLE_POINTS, "requires": _counts(nobles[noble], R.COLOURS, skip_zero=True)}
-
-
-def _player_view(game: SplendorGame, p: int, own: bool) -> dict[str, Any]:
-    me = game.player(p)
-    view = {"seat": p, "score": me["points"], "gems": me["tokens"], "bonuses": me["bonuses"],
-            "cardsBought": len(me["bought"]), "nobles": me["nobles"]}
-    shown = [card for card, blind in me["reserved"] if own or not blind]
-    view["reserved"] = [_card_view(card) for card in shown]
-    if not own:
-        view["reservedCount"] = len(me["reserved"])
-        view["hiddenReservedLevels"] = [R.level_of(card) + 1 for card, blind in me["reserved"] if blind]
-    return view
-
-
-def seat_view(game: SplendorGame, seat: int) -> dict[str, Any]:
-    """Everything ``seat`` may know about the position, as a JSON-ready dict (opponents in turn order)."""
-    n = game.num_players
-    return {
-        "ply": game.ply,
-        "phase": game.phase,
-        "finalRound": bool(game.state[R.FINAL_ROUND]),
-        "you": _player_view(game, seat, own=True),
-        "opponents": [_player_view(game, (seat + k) % n, own=False) for k in range(1, n)],
-        "board": {
-            "tokens": game.bank,
-            "nobles": [_noble_view(nb) for nb in game.table_nobles],
-            "market": {f"level{lv}": [None if c is None else _card_view(c) for c in game.market(lv)]
-                       for lv in (1, 2, 3)},
-            "deckSizes": {f"level{lv}": size for lv, size in zip((1, 2, 3), game.deck_sizes)},
-        },
-    }
+#: A colour by its name or by the board's letter for it.
+_COLOUR_WORDS = {**{name: name for name in R.TOKEN_NAMES}, **dict(zip(LETTERS, R.TOKEN_NAMES))}
 
 
 # --- the legal moves ------------------------------------------------------------------------------
-def _card_words(card: int) -> str:
-    view = _card_view(card)
-    return f"card {card} (level {view['level']}, {view['colour']}, {view['points']} points)"
+def _past_ten(game: SplendorGame, seat: int, legal: Sequence[int]) -> dict[int, SplendorGame]:
+    """The legal moves that leave ``seat`` more than ten tokens, each with the position after it (a copy)."""
+    if R.tokens_held(game.state, seat) + _MOST_RETURNED <= R.TOKEN_LIMIT:
+        return {}  # no move can pass ten: spare playing each
+    found = {}
+    for a in legal:
+        after = game.clone()
+        after.step(int(a))
+        if after.phase == "return" and after.current_player == seat:
+            found[int(a)] = after
+    return found
 
 
-def _gold_words(game: SplendorGame) -> str:
-    return " and take 1 gold" if game.bank["gold"] > 0 else " (no gold left to take)"
-
-
-def _describe_move(game: SplendorGame, seat: int, action: int) -> str:
-    """What a move does, in words, for the legal-move list (only what ``seat`` can see)."""
-    name, k = ACTION_NAMES[action], kind(action)
-    arg = name.partition(":")[2]
-    if k in ("take3", "take2_diff", "take1"):
-        return "take 1 each of " + ", ".join(arg.split(","))
-    if k == "take2_same":
-        return f"take 2 {arg}"
-    if k in ("reserve", "buy"):
-        level, slot = (int(x) for x in arg.split("."))
-        verb = "reserve" if k == "reserve" else "buy"
-        card = game.market(level)[slot]
-        if card is None:  # a legal move never names an empty slot
-            raise ValueError(f"{name}: market slot {level}.{slot} is empty")
-        words = f"{verb} {_card_words(card)}"
-        return words + (_gold_words(game) if k == "reserve" else "")
-    if k == "reserve_deck":
-        return f"reserve the top card of the level {arg} deck unseen" + _gold_words(game)
-    if k == "buy_reserved":
-        return f"buy your reserved {_card_words(game.player(seat)['reserved'][int(arg)][0])}"
-    if k == "noble":
-        return f"noble {game.table_nobles[int(arg)]} visits you (3 points)"
-    if k == "return":
-        return f"return 1 {arg}"
-    return "pass (no other move is possible)"
+def _due(after: SplendorGame, seat: int) -> int:
+    """The tokens ``seat`` must return in ``after``, a position that ``_past_ten`` found."""
+    return int(R.tokens_held(after.state, seat)) - R.TOKEN_LIMIT
 
 
 def _legal_move_lines(game: SplendorGame, seat: int, legal: Sequence[int]) -> str:
-    return "\n".join(f"{a}: {ACTION_NAMES[a]}  ({_describe_move(game, seat, a)})" for a in legal)
+    """``id: name`` per legal move (the board shows what each names), marked where returns follow it."""
+    past = _past_ten(game, seat, legal)
+    return "\n".join(f"{a}: {ACTION_NAMES[a]}" + (f" (then return {_due(past[a], seat)})" if a in past else "")
+                     for a in legal)
 
 
 # --- reading the action ------------------------------------------------------------------------------
 def _colour(name: Any, field: str, allow_gold: bool) -> str:
     colours = R.TOKEN_NAMES if allow_gold else R.COLOURS
-    key = name.strip().lower() if isinstance(name, str) else name
+    key = _COLOUR_WORDS.get(name.strip().lower(), "") if isinstance(name, str) else ""
     if key not in colours:
         raise ReplyError("parse", f"{field}: {name!r} is not one of {', '.join(colours)}")
     return key
@@ -190,7 +132,8 @@ def _token_counts(value: Any, field: str, allow_gold: bool) -> dict[str, int]:
     elif isinstance(value, dict):
         pairs = list(value.items())
     else:
-        raise ReplyError("parse", f"{field} must be an object such as {{\"red\": 1}}, got {value!r}")
+        raise ReplyError("parse", f"{field} must be a list of colours or an object such as {{\"red\": 1}}, "
+                                  f"got {value!r}")
     counts: dict[str, int] = {}
     for name, count in pairs:
         colour = _colour(name, field, allow_gold)
@@ -274,9 +217,29 @@ _STRUCTURED: dict[str, Callable[[dict, SplendorGame, int], str]] = {
 
 
 def _returns(value: Any, field: str) -> list[int]:
-    """Return actions for ``{"red": 2, "gold": 1}``: one per token, in colour order, gold last."""
-    counts = _token_counts(value, field, allow_gold=True)
+    """Return actions for ``["red", "gold"]`` or ``{"red": 2, "gold": 1}``: one per token, in colour order (the
+    order never changes which are legal), gold last; ``ReplyError`` past ``_MOST_RETURNED``, before any is made."""
+    too_long = isinstance(value, list) and len(value) > _MOST_RETURNED  # refused unread
+    counts = {} if too_long else _token_counts(value, field, allow_gold=True)
+    total = len(value) if isinstance(value, list) else sum(counts.values())
+    if total > _MOST_RETURNED:
+        raise ReplyError("parse", f"{field}: at most {_MOST_RETURNED} tokens are returned after one move, got {total}")
     return [move_id(f"return:{colour}") for colour, n in counts.items() for _ in range(n)]
+
+
+def _checked_returns(game: SplendorGame, seat: int, action: int, returns: list[int]) -> tuple[int, ...]:
+    """``returns``, each legal in turn after ``action`` (played on a copy); ``ReplyError`` at the first that is not."""
+    if not returns:
+        return ()
+    after = game.clone()
+    after.step(action)
+    for done, back in enumerate(returns):
+        if after.phase != "return" or after.current_player != seat:
+            raise ReplyError("illegal", f"{ACTION_NAMES[action]} leaves you {done} to return, not {len(returns)}")
+        if not after.legal_mask()[back]:
+            raise ReplyError("illegal", f"tokensToReturn: {after.explain_illegal(back)}")
+        after.step(back)
+    return tuple(returns)
 
 
 class _SplendorPrompt:
@@ -286,44 +249,59 @@ class _SplendorPrompt:
     system_prompt = SYSTEM_PROMPT
 
     def user_message(self, game: SplendorGame, seat: int, legal: Sequence[int], legal_list: bool) -> str:
-        """The position from ``seat`` (main phase) or a short question (token return, noble choice)."""
+        """The board as ``seat`` sees it and the legal moves (main phase), or a short question (token return,
+        noble choice)."""
         if game.phase == "return":
             me = game.player(seat)
             held = sum(me["tokens"].values())
-            head = (f"You are seat {seat} and hold {held} tokens {json.dumps(me['tokens'])}; the limit is 10, so "
-                    f"return one token now ({held - R.TOKEN_LIMIT} to return in all). Your bonuses: "
-                    f"{json.dumps(me['bonuses'])}.")
+            head = (f"You are P{seat} and hold {held} tokens {json.dumps(me['tokens'])}; the limit is 10, so return "
+                    f"tokens now ({held - R.TOKEN_LIMIT} to return in all). Your bonuses: {json.dumps(me['bonuses'])}.")
             return f"{head}\nLegal moves:\n{_legal_move_lines(game, seat, legal)}"
         if game.phase == "noble":
-            head = f"You are seat {seat} and several nobles would visit you; choose one."
+            head = f"You are P{seat} and several nobles would visit you; choose one."
             return f"{head}\nLegal moves:\n{_legal_move_lines(game, seat, legal)}"
-        position = json.dumps(seat_view(game, seat), separators=(",", ":"))
-        text = f"You are seat {seat}. The position:\n{position}\n"
+        text = f"You are P{seat}.\n{render_ansi(game, viewer=seat, color=False)}\n"
         if legal_list:
             return text + f"Legal moves (reply with the number):\n{_legal_move_lines(game, seat, legal)}"
         return text + "Choose a legal move; give it as a move name or a structured move."
 
-    def action_schema(self, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
-        """The JSON schema of ``action``: one of the legal ids, or (no list) an id, a name or a structured move."""
-        if legal_list:
-            return {"type": "integer", "enum": [int(a) for a in legal]}
-        return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "object"}]}
+    def action_schema(self, game: SplendorGame, seat: int, legal: Sequence[int], legal_list: bool) -> dict[str, Any]:
+        """The JSON schema of ``action``: one of the legal ids, or one of the moves that pass ten tokens with the
+        tokens to return, of colours held then (a strict schema: every property required, so the list is there even
+        when empty); without the list, an id, a name or an object (a structured move, or a move with its returns)."""
+        if not legal_list:
+            return {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "object"}]}
+        ids = {"type": "integer", "enum": [int(a) for a in legal]}
+        past = _past_ten(game, seat, legal)
+        if not past:
+            return ids
+        # one list for every such move: the colours held after any of them, as many as the most due
+        held = {colour for after in past.values() for colour, n in after.player(seat)["tokens"].items() if n}
+        returns = {"type": "array", "items": {"type": "string", "enum": [c for c in R.TOKEN_NAMES if c in held]},
+                   "maxItems": max(_due(after, seat) for after in past.values())}
+        with_returns = {"type": "object", "additionalProperties": False, "required": ["move", "tokensToReturn"],
+                        "properties": {"move": {"type": "integer", "enum": list(past)}, "tokensToReturn": returns}}
+        return {"anyOf": [ids, with_returns]}
 
     def parse_action(self, value: Any, game: SplendorGame, seat: int, legal: Sequence[int]) -> PlannedMove:
-        """The move a reply's ``action`` names; ``ReplyError`` when it is not understood or not legal now."""
-        plan: list[int] = []
-        if isinstance(value, dict):
-            action, plan = self._structured(value, game, seat)
+        """The move a reply's ``action`` names, with the returns it gives played next; ``ReplyError`` when it is
+        not understood or not legal now."""
+        returns: list[int] = []
+        if isinstance(value, dict) and "move" in value:
+            action = _move_id(value["move"])
+            returns = _returns(value.get("tokensToReturn") or [], "tokensToReturn")
+        elif isinstance(value, dict):
+            action, returns = self._structured(value, game, seat)
         else:
             action = _move_id(value)
         if action not in legal:
             raise ReplyError("illegal", game.explain_illegal(action) + " (it is not among the legal moves)")
-        return PlannedMove(action, tuple(plan))
+        return PlannedMove(action, _checked_returns(game, seat, action, returns))
 
     @staticmethod
     def _structured(value: dict, game: SplendorGame, seat: int) -> tuple[int, list[int]]:
+        """The move and the returns after it (a return's own move is the first token it gives back)."""
         move_type = str(value.get("type", "")).strip().upper()
-        plan = _returns(value["tokensToReturn"], "tokensToReturn") if value.get("tokensToReturn") else []
         if move_type == "RETURN_TOKENS":
             returns = _returns(value.get("tokens"), "tokens")
             if not returns:
@@ -332,7 +310,8 @@ class _SplendorPrompt:
         if move_type not in _STRUCTURED:
             raise ReplyError("parse", f"unknown move type {value.get('type')!r} (known: "
                                       f"{', '.join([*_STRUCTURED, 'RETURN_TOKENS'])})")
-        return move_id(_STRUCTURED[move_type](value, game, seat)), plan
+        action = move_id(_STRUCTURED[move_type](value, game, seat))
+        return action, _returns(value.get("tokensToReturn") or [], "tokensToReturn")
 
     @staticmethod
     def move_name(action: int) -> str:
