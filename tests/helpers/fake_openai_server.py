@@ -149,7 +149,7 @@ def llama_cpp_player(seed: int = 0, delay_s: float = 0.0) -> Callable[[dict[str,
                                           "type": "internal_server_error", "param": None, "code": None}})
         schema = response_format.get("schema")
         if schema is not None:
-            return Answer.move(rng.choice(schema["properties"]["action"]["enum"]), "kept to the schema",
+            return Answer.move(rng.choice(legal_ids(schema["properties"]["action"])), "kept to the schema",
                                delay_s=delay_s)
         text = '{"thought": "I like the red gems"}' if kind == "json_object" else "I like the red gems."
         return Answer.reply(text, delay_s=delay_s)
