@@ -170,7 +170,8 @@ def known_answer(n: int, seed: int) -> tuple[ReplayBuffer, np.ndarray]:
     points are 0-15 and the value target is +1 from 8 points on, else -1. Both rules hold in every renaming of the
     colours. Also returns each position's target move."""
     rng = np.random.default_rng(seed)
-    observations, masks = [], []
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
     deal = 0
     while len(observations) < n:
         game, deal = SplendorGame(2, seed=deal), deal + 1
