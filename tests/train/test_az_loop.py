@@ -1,7 +1,8 @@
 """Search-guided self-play (``tabletop train splendor --algo az``) end to end: a tiny run writes its model,
 checkpoints and evaluations; its checkpoints play as ``az:PATH`` and ``ppo:PATH``; resume continues the
-iteration count and the replay buffer; the value targets have the right sign; worker processes record the
-same games as the trainer's own process."""
+iteration count and the replay buffer; the value targets have the right sign and seat; the update step learns
+targets whose answer is known, with and without renamed colours; worker processes record the same games as the
+trainer's own process."""
 
 from __future__ import annotations
 
@@ -19,17 +20,20 @@ torch = needs("torch")
 
 from interrupts import interrupt_after_saving, resume_hint  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.ppo import export_model, load_checkpoint  # noqa: E402
+from tabletop_rl.agents.ppo import build_network, export_model, load_checkpoint, masked_logits  # noqa: E402
 from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
-from tabletop_rl.games.splendor.observe import observation_size  # noqa: E402
+from tabletop_rl.games.splendor.observe import observation_layout, observation_size  # noqa: E402
+from tabletop_rl.games.splendor.rules import NUM_ACTIONS, TAKE2_SAME  # noqa: E402
 from tabletop_rl.train.splendor_az import (  # noqa: E402
     Args,
     Positions,
     ReplayBuffer,
     SelfPlay,
     game_seeds,
+    learn,
+    losses,
     play_game,
     self_play,
     train,
@@ -133,6 +137,117 @@ def test_value_targets_score_the_mover():
     assert per_seat[0].pop() == -per_seat[1].pop()  # zero-sum between the two seats
 
 
+def test_the_value_target_is_the_result_of_the_seat_that_was_to_move(monkeypatch):
+    """Each recorded position against the game that was played: its seat is the mover's, its observation the
+    mover's view, and its value +1 where that seat won and -1 where it lost."""
+    import tabletop_rl.train.splendor_az as loop
+
+    played = []
+
+    class Recorded(SplendorGame):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.movers: list[tuple[int, np.ndarray]] = []
+            played.append(self)
+
+        def step(self, action):
+            self.movers.append((self.current_player, self.observe(self.current_player)))
+            super().step(action)
+
+    monkeypatch.setattr(loop, "SplendorGame", Recorded)
+    positions = play_game(random_net((8,), seed=0), 5, SelfPlay(2, 8, 1.5, 0.3, 0.25, 10, 1000))
+    (game,) = played
+    assert game.is_over and not game.is_truncated and len(game.winners) == 1  # a game with one known winner
+    assert positions.seats.tolist() == [seat for seat, _ in game.movers]
+    np.testing.assert_array_equal(positions.observations, np.array([obs for _, obs in game.movers]))
+    assert positions.values.tolist() == [1.0 if seat in game.winners else -1.0 for seat in positions.seats]
+    assert {1.0, -1.0} <= set(positions.values.tolist())
+
+
+def known_answer(n: int, seed: int) -> tuple[ReplayBuffer, np.ndarray]:
+    """A buffer of real positions (random play) whose targets follow a rule: the bank's five colours hold 0-4
+    tokens, each count once, and the policy target is all on take2 of the colour with 4 (made legal); the mover's
+    points are 0-15 and the value target is +1 from 8 points on, else -1. Both rules hold in every renaming of the
+    colours. Also returns each position's target move."""
+    rng = np.random.default_rng(seed)
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    deal = 0
+    while len(observations) < n:
+        game, deal = SplendorGame(2, seed=deal), deal + 1
+        while not game.is_over and len(observations) < n:
+            observations.append(game.observe(game.current_player))
+            masks.append(game.legal_mask())
+            game.step(int(rng.choice(np.flatnonzero(masks[-1]))))
+    obs, mask = np.array(observations, np.float32), np.array(masks, bool)
+    bank, points = observation_layout(2)["bank"].start, observation_layout(2)["player[0].points"].start
+    obs[:, bank:bank + 5] = [rng.permutation(5) for _ in range(n)]
+    obs[:, points] = rng.integers(0, 16, n)
+    target = TAKE2_SAME + np.argmax(obs[:, bank:bank + 5], axis=1)
+    mask[np.arange(n), target] = True
+    policies = np.zeros((n, NUM_ACTIONS), np.float32)
+    policies[np.arange(n), target] = 1.0
+    values = np.where(obs[:, points] >= 8, 1.0, -1.0).astype(np.float32)
+    buffer = ReplayBuffer(n, obs.shape[1])
+    buffer.add(Positions(obs, mask, policies, np.zeros(n, np.int64), values))
+    return buffer, target
+
+
+@pytest.mark.parametrize("augment", ["none", "colours"])
+def test_the_update_step_learns_targets_whose_answer_is_known(augment):
+    """A wrong sign, a target on the wrong move, a mask that hides the target or a renaming that moves the
+    observation without its target would each keep the network from reproducing the rule."""
+    buffer, target = known_answer(512, seed=0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    try:
+        net = build_network(observation_size(2), [64], NUM_ACTIONS)
+        args = Args(batch_size=64, train_steps=1200, lr=3e-3, augment=augment)
+        optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+        data = [torch.from_numpy(c) for c in (buffer.data.observations, buffer.data.masks, buffer.data.policies,
+                                              buffer.data.values)]
+        with torch.no_grad():
+            before = [float(loss) for loss in losses(net, *data)]
+        learn(net, optimizer, buffer, args, np.random.default_rng(1))
+        with torch.no_grad():
+            after = [float(loss) for loss in losses(net, *data)]
+            moves = masked_logits(net["pi"](data[0]), data[1]).argmax(dim=1).numpy()
+            values = net["vf"](data[0]).squeeze(1).numpy()
+    finally:
+        torch.set_num_threads(threads)
+    assert after[0] < before[0] / 5 and after[1] < before[1] / 10, (before, after)
+    assert np.mean(moves == target) >= 0.9
+    assert np.mean(np.sign(values) == buffer.data.values) >= 0.97
+
+
+def test_augmenting_trains_on_renamings_of_the_buffers_positions(monkeypatch):
+    """``--augment colours``: the minibatches hold the buffer's one position under many renamings, the target
+    following its colour; ``none`` trains on the position as it is."""
+    import tabletop_rl.train.splendor_az as loop
+
+    buffer, _ = known_answer(1, seed=3)
+    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def recorded(net, observations, masks, policies, values):
+        seen.append((observations.numpy(), masks.numpy(), policies.numpy()))
+        return losses(net, observations, masks, policies, values)
+
+    monkeypatch.setattr(loop, "losses", recorded)
+    net = build_network(observation_size(2), [8], NUM_ACTIONS)
+    optimizer = torch.optim.Adam(net.parameters())
+    banks = {}
+    for augment in ("none", "colours"):
+        seen.clear()
+        learn(net, optimizer, buffer, Args(train_steps=40, augment=augment), np.random.default_rng(0))
+        observations, masks, policies = (np.concatenate(parts) for parts in zip(*seen))
+        banks[augment] = {tuple(row[:5]) for row in observations}
+        assert (policies.argmax(axis=1) == TAKE2_SAME + observations[:, :5].argmax(axis=1)).all()
+        assert masks[np.arange(len(masks)), policies.argmax(axis=1)].all()
+    assert banks["none"] == {tuple(buffer.data.observations[0, :5])}
+    assert len(banks["colours"]) >= 20 and all(sorted(bank) == [0, 1, 2, 3, 4] for bank in banks["colours"])
+
+
 def test_self_play_searches_with_the_blend_when_asked():
     net = random_net((8,), seed=2)
     plain = play_game(net, 7, SelfPlay(2, 24, 1.5, 0.3, 0.25, 10, 60))
@@ -190,6 +305,7 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"eval_search_opponent": "nobody"}, "nobody"),
     ({"value_mix": 1.5}, r"--value-mix must be in \[0, 1\]"),
     ({"rollout_depth": -2}, "--rollout-depth >= 0"),
+    ({"augment": "mirror"}, "--augment must be none or colours, got 'mirror'"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):

@@ -46,6 +46,7 @@ from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
+from tabletop_rl.games.splendor.observe import COLOUR_PERMUTATIONS, permute_colours
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
 from tabletop_rl.train.selfplay import (
     EvalLog,
@@ -64,7 +65,7 @@ from tabletop_rl.train.selfplay import (
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "losses", "play_game", "train",
+__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "learn", "losses", "play_game", "train",
            "validate_args", "value_targets"]
 
 
@@ -99,6 +100,8 @@ class Args:
     weight_decay: float = knob(1e-4, "Adam's L2 weight decay")
     vf_coef: float = knob(1.0, "weight of the value loss")
     max_grad_norm: float = knob(1.0, "clip the gradient's global norm to this")
+    augment: str = knob("none", "none, or colours: each minibatch position is trained on with its five colours "
+                                "renamed by a random permutation (observation, legal mask and policy target alike)")
     net: str = knob("256,256", "hidden layer sizes of a fresh network (one from --init or --resume keeps its own)")
     init: str = knob("default", "network to start from: default (ppo:default's network for 2 players, a fresh one "
                                 "for 3-4), a .pt checkpoint or MaskablePPO .zip, or none: a fresh --net network")
@@ -133,6 +136,8 @@ def validate_args(args: Args) -> None:
         raise ValueError(f"--players must be 2, 3 or 4, got {args.players}")
     if not 0 < args.lr < 1 or args.max_grad_norm <= 0 or not 0 <= args.noise_fraction <= 1:
         raise ValueError("--lr must be in (0, 1), --max-grad-norm positive and --noise-fraction in [0, 1]")
+    if args.augment not in ("none", "colours"):
+        raise ValueError(f"--augment must be none or colours, got {args.augment!r}")
     if not 0 <= args.value_mix <= 1 or args.rollout_depth < 0:
         raise ValueError(f"--value-mix must be in [0, 1] and --rollout-depth >= 0, got {args.value_mix} and "
                          f"{args.rollout_depth}")
@@ -339,7 +344,7 @@ def train(args: Args) -> Path:
             for record in records:
                 buffer.add(record)
             hold_threads(torch, args.threads)
-            stats = _learn(net, optimizer, buffer, args, rng)
+            stats = learn(net, optimizer, buffer, args, rng)
             seconds["train"] += time.perf_counter() - tick
 
             # (d) Evaluations, checkpoints, logs and the progress line.
@@ -381,16 +386,21 @@ def train(args: Args) -> Path:
 
 
 # --- helpers of the loop ----------------------------------------------------------------------------
-def _learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
-           rng: np.random.Generator) -> dict[str, float]:
-    """``--train-steps`` minibatch steps on the replay buffer; the last minibatch's losses."""
+def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
+          rng: np.random.Generator) -> dict[str, float]:
+    """``--train-steps`` minibatch steps on the replay buffer (each position's colours renamed at random with
+    ``--augment colours``); the last minibatch's losses."""
     import torch
 
     data = buffer.data
     stats: dict[str, float] = {}
     for _ in range(args.train_steps):
         idx = rng.integers(buffer.size, size=min(args.batch_size, buffer.size))
-        batch = [torch.from_numpy(c[idx]) for c in (data.observations, data.masks, data.policies, data.values)]
+        observations, masks, policies = data.observations[idx], data.masks[idx], data.policies[idx]
+        if args.augment == "colours":  # the value target is the same in every renaming
+            renamings = rng.integers(len(COLOUR_PERMUTATIONS), size=len(idx))
+            observations, masks, policies = permute_colours(observations, masks, policies, renamings)
+        batch = [torch.from_numpy(c) for c in (observations, masks, policies, data.values[idx])]
         policy_loss, value_loss = losses(net, *batch)
         loss = policy_loss + args.vf_coef * value_loss
         optimizer.zero_grad(set_to_none=True)

@@ -12,6 +12,8 @@ An opponent's blind-reserved card appears only in their ``hidden_reserved`` coun
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -21,8 +23,8 @@ from numba import njit
 from tabletop_rl.core.kernels import copy_into, popcount
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout", "observation_size",
-           "observe", "step_observe", "step_vs_random_observe"]
+__all__ = ["COLOUR_PERMUTATIONS", "OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout",
+           "observation_size", "observe", "permute_colours", "step_observe", "step_vs_random_observe"]
 
 OBSERVATION_VERSION = 1
 _CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
@@ -57,6 +59,12 @@ def observation_layout(num_players: int = 2) -> dict[str, slice]:
 @cache
 def observation_size(num_players: int = 2) -> int:
     return list(observation_layout(num_players).values())[-1].stop
+
+
+def _field_kind(name: str) -> str:
+    """A layout name without its seat and index: ``"player[0].reserved[1]"`` -> ``"reserved"``, ``"market[1.0]"``
+    -> ``"market"``."""
+    return name.rsplit("].", 1)[-1].split("[")[0]
 
 
 @njit(cache=True, inline="always")
@@ -178,9 +186,7 @@ def _observation_high(num_players: int) -> np.ndarray:
         # ply / max_plies is at most 1; with no cap the encoder divides by _PLY_SCALE instead
         "ply": [R.MAX_PLY_VALUE / _PLY_SCALE], "start_player": [1] * num_players,
     }
-    # "player[0].reserved[1]" -> "reserved", "market[1.0]" -> "market"
-    parts = [np.asarray(highs[name.rsplit("].", 1)[-1].split("[")[0]], np.float32)
-             for name in observation_layout(num_players)]
+    parts = [np.asarray(highs[_field_kind(name)], np.float32) for name in observation_layout(num_players)]
     high = np.concatenate(parts)
     assert high.shape == (observation_size(num_players),), "bounds table out of step with observe.py"
     return high
@@ -194,3 +200,85 @@ def observation_box(num_players: int = 2) -> spaces.Box:
     """
     high = _observation_high(num_players)
     return spaces.Box(np.zeros_like(high), high.copy(), dtype=np.float32)
+
+
+# --- renaming the colours ----------------------------------------------------------------------------
+#: Every renaming of the five gem colours, the identity first: renaming ``i`` turns colour ``c`` into colour
+#: ``COLOUR_PERMUTATIONS[i, c]`` (gold stays gold).
+COLOUR_PERMUTATIONS = np.array(list(itertools.permutations(range(5))), np.int64)
+
+
+def _colour_runs(num_players: int) -> list[int]:
+    """Where each run of five per-colour values (white .. black) starts in the observation."""
+    starts = []
+    for name, where in observation_layout(num_players).items():
+        kind = _field_kind(name)
+        if kind in ("bank", "tokens", "bonuses"):
+            starts.append(where.start)
+        elif kind in ("reserved", "market"):  # a card block: the bonus one-hot, then the costs
+            starts += [where.start + 2, where.start + 8]
+        elif kind == "noble":  # a noble block: present, then the requirement
+            starts.append(where.start + 1)
+    return starts
+
+
+def _renamed_action(action: int, perm: np.ndarray) -> int:
+    """The move of the renamed position that does what ``action`` did: the same take, take2 or return in the
+    renamed colours; moves that name a place (a market slot, a reserve, a noble) or gold stay."""
+    for base, sets in ((R.TAKE3, R.TRIPLE_BITS), (R.TAKE2_DIFF, R.PAIR_BITS)):
+        if base <= action < base + len(sets):
+            renamed = sum(1 << int(perm[c]) for c in range(5) if sets[action - base] >> c & 1)
+            return base + list(sets).index(renamed)
+    for base in (R.TAKE1, R.TAKE2_SAME, R.RETURN_TOKEN):
+        if base <= action < base + 5:
+            return base + int(perm[action - base])
+    return action
+
+
+@cache
+def _colour_gathers(num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per renaming, the indices that gather a renamed observation (``[120, size]``) and a renamed action row
+    (``[120, 72]``) from the original."""
+    size = observation_size(num_players)
+    runs = np.array(_colour_runs(num_players))
+    observations = np.tile(np.arange(size), (len(COLOUR_PERMUTATIONS), 1))
+    actions = np.tile(np.arange(R.NUM_ACTIONS), (len(COLOUR_PERMUTATIONS), 1))
+    for i, perm in enumerate(COLOUR_PERMUTATIONS):
+        observations[i, (runs[:, None] + perm).ravel()] = (runs[:, None] + np.arange(5)).ravel()
+        for action in range(R.NUM_ACTIONS):
+            actions[i, _renamed_action(action, perm)] = action
+    observations.setflags(write=False)
+    actions.setflags(write=False)
+    return observations, actions
+
+
+def permute_colours(observations: np.ndarray, masks: np.ndarray, policies: np.ndarray,
+                    perms: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions with their colours renamed: row ``i`` of each array by ``COLOUR_PERMUTATIONS[perms[i]]``.
+
+    ``observations`` is ``[n, observation size]`` (any player count), ``masks`` and ``policies`` are ``[n, 72]``
+    rows over the moves (a legal mask, a policy target). The result is what the renamed position gives: its
+    observation, its legal mask, and the same policy over its moves, where a take, take2 or return of a colour
+    becomes the one of the renamed colour. The observation describes cards by their features (bonus, points,
+    costs), not by id, so a renamed position is encoded exactly even where no real card has a renamed card's
+    costs (docs/training.md, "Colour symmetry").
+
+    >>> from tabletop_rl import SplendorGame
+    >>> g = SplendorGame(2, seed=1)
+    >>> g.step(25)  # take2:white
+    >>> g.observe(1)[:6].tolist()  # the bank
+    [2.0, 4.0, 4.0, 4.0, 4.0, 5.0]
+    >>> target = np.eye(72, dtype=np.float32)[None, 25]  # a policy target: take2:white
+    >>> obs, mask, policy = permute_colours(g.observe(1)[None], g.legal_mask()[None], target, [24])
+    >>> COLOUR_PERMUTATIONS[24].tolist(), obs[0, :6].tolist(), int(policy.argmax())  # white, blue swapped: take2:blue
+    ([1, 0, 2, 3, 4], [4.0, 2.0, 4.0, 4.0, 4.0, 5.0], 26)
+    """
+    size = observations.shape[1]
+    players = next((n for n in range(2, R.MAX_PLAYERS + 1) if observation_size(n) == size), None)
+    if players is None:
+        raise ValueError(f"observations of {size} values are not Splendor's (312, 368 or 424)")
+    observation_from, action_from = _colour_gathers(players)
+    rows = np.asarray(perms)
+    return (np.take_along_axis(observations, observation_from[rows], axis=1),
+            np.take_along_axis(masks, action_from[rows], axis=1),
+            np.take_along_axis(policies, action_from[rows], axis=1))
