@@ -87,3 +87,21 @@ def test_the_vector_env_steps_the_same_games_whichever_side_runs_them():
         runs.append(np.stack(seen))
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[0], runs[2])
+
+
+def test_one_call_held_up_by_the_scheduler_decides_nothing():
+    """On shared cores a call can wait a whole time slice: the trial compares medians, not sums."""
+    machine = Machine(threads=1, one=2)
+    choice = ParallelChoice("auto", trial_calls=4, first_run=8, clock=machine.clock)
+    calls = 0
+
+    def kernel(parallel: bool) -> None:
+        nonlocal calls
+        calls += 1
+        machine.kernel(parallel)
+        if calls == 3:  # the second timed call on the threads is held up for 50 calls' time
+            machine.now += 50
+
+    for _ in range(16):
+        choice.run(kernel, 100)
+    assert choice.parallel is True

@@ -24,6 +24,7 @@ False
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,7 +40,8 @@ class ParallelChoice:
     calls over fewer games compare fairly (time per item).
 
     A trial is ``trial_calls`` calls on each side, twice, alternating (threads, one thread, threads, one thread);
-    the first call of each side is never timed (it may compile the kernel or start the thread pool).
+    the first call of each side is never timed (it may compile the kernel or start the thread pool). The sides
+    are compared by their median time per item, so one call that the scheduler held up decides nothing.
     """
 
     def __init__(self, mode: bool | str = "auto", *, trial_calls: int = 4, first_run: int = 64,
@@ -53,8 +55,7 @@ class ParallelChoice:
         self.parallel = mode is not False
         self._run_length = first_run
         self._plan: list[tuple[bool, bool]] = []  # (parallel, timed), popped from the end
-        self._seconds = {True: 0.0, False: 0.0}
-        self._items = {True: 0, False: 0}
+        self._per_item: dict[bool, list[float]] = {True: [], False: []}
         self._warmed = {True: False, False: False}
 
     def run(self, kernel: Callable[..., T], items: int, *args: Any) -> T:
@@ -74,25 +75,21 @@ class ParallelChoice:
     def _start_trial(self) -> None:
         block = self._trial_calls
         trial = ([True] * block + [False] * block) * 2
-        self._seconds = {True: 0.0, False: 0.0}
-        self._items = {True: 0, False: 0}
+        self._per_item = {True: [], False: []}
         self._plan = [(side, True) for side in reversed(trial)]
 
     def _record(self, parallel: bool, seconds: float, items: int) -> None:
         if self._warmed[parallel]:
-            self._seconds[parallel] += seconds
-            self._items[parallel] += max(items, 1)
+            self._per_item[parallel].append(seconds / max(items, 1))
         self._warmed[parallel] = True
         if not self._plan:
             self._decide()
 
     def _decide(self) -> None:
-        """Run the side with less time per item next (threads while one side has no timing yet); the run
-        doubles when the side in use wins again."""
-        if self._items[True] and self._items[False]:
-            faster = self._seconds[True] / self._items[True] <= self._seconds[False] / self._items[False]
-        else:
-            faster = True
+        """Run the side with the lower median time per item next (threads while one side has no timing yet);
+        the run doubles when the side in use wins again."""
+        threads, one = self._per_item[True], self._per_item[False]
+        faster = statistics.median(threads) <= statistics.median(one) if threads and one else True
         stable = faster == self.parallel
         self._run_length = min(self._run_length * 2, self._longest_run) if stable else self._first_run
         self.parallel = faster
