@@ -27,8 +27,6 @@ from tabletop_rl.ui.bench import print_markdown
 SETTINGS: list[tuple[str, dict[str, str], bool | str]] = [
     ("1 thread (`parallel=False`)", {}, False),
     ("the package's default: `parallel=\"auto\"`, OpenMP spins 3000 rounds", {}, "auto"),
-    ("`parallel=\"auto\"`, `OMP_WAIT_POLICY=PASSIVE` (sleep at once)", {"OMP_WAIT_POLICY": "PASSIVE"}, "auto"),
-    ("`parallel=\"auto\"`, libgomp's own spin (`GOMP_SPINCOUNT=300000`)", {"GOMP_SPINCOUNT": "300000"}, "auto"),
     ("threads always (`parallel=True`), spin 3000 rounds", {}, True),
     ("threads always, `OMP_WAIT_POLICY=PASSIVE`", {"OMP_WAIT_POLICY": "PASSIVE"}, True),
     ("threads always, libgomp's own spin (about 3 ms)", {"GOMP_SPINCOUNT": "300000"}, True),
@@ -38,13 +36,13 @@ SETTINGS: list[tuple[str, dict[str, str], bool | str]] = [
 _MEASURE = (
     "import sys, numba; from tabletop_rl.ui.bench import vector_steps_per_second as v; "
     "n, s, p = int(sys.argv[1]), float(sys.argv[2]), {'1': True, '0': False}.get(sys.argv[3], sys.argv[3]); "
-    "print(v(n, 'random', s, parallel=p))"
+    "print(v(n, 'random', s, parallel=p, warm_up=float(sys.argv[4])))"
 )
 
 
-def measure(num_envs: int, seconds: float, env: dict[str, str], parallel: bool | str) -> float:
+def measure(num_envs: int, seconds: float, env: dict[str, str], parallel: bool | str, warm_up: float) -> float:
     """Env-steps/s of one fresh process stepping ``num_envs`` games for ``seconds`` with ``env`` added."""
-    out = subprocess.run([sys.executable, "-c", _MEASURE, str(num_envs), str(seconds), _flag(parallel)],
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(num_envs), str(seconds), _flag(parallel), str(warm_up)],
                          env=dict(os.environ, **env), capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -65,9 +63,9 @@ def busy_cores(count: int) -> Iterator[None]:
             spinner.wait()
 
 
-def regime(num_envs: int, seconds: float, rounds: int) -> list[tuple[float, float]]:
+def regime(num_envs: int, seconds: float, rounds: int, warm_up: float) -> list[tuple[float, float]]:
     """(median env-steps/s, median ratio to the yardstick of its round) of every setting."""
-    rates = [[measure(num_envs, seconds, env, parallel) for _label, env, parallel in SETTINGS]
+    rates = [[measure(num_envs, seconds, env, parallel, warm_up) for _label, env, parallel in SETTINGS]
              for _ in range(rounds)]
     return [(statistics.median(r[i] for r in rates), statistics.median(r[i] / r[0] for r in rates))
             for i in range(len(SETTINGS))]
@@ -78,13 +76,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0, help="timed seconds of each measurement")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every setting in each regime (medians)")
     ap.add_argument("--num-envs", type=int, default=1024)
+    ap.add_argument("--warm-up", type=float, default=2.0,
+                    help="untimed seconds of steps before each measurement (the auto setting settles in them)")
     args = ap.parse_args()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     load_before = os.getloadavg()[0]
     with busy_cores(cores):
-        busy = regime(args.num_envs, args.seconds, args.rounds)
-    quiet = regime(args.num_envs, args.seconds, args.rounds)
-    print(f"SplendorVectorEnv({args.num_envs}) vs random, {cores} cores, medians of {args.rounds} rounds; "
+        busy = regime(args.num_envs, args.seconds, args.rounds, args.warm_up)
+    quiet = regime(args.num_envs, args.seconds, args.rounds, args.warm_up)
+    print(f"SplendorVectorEnv({args.num_envs}) vs random, {cores} cores, {args.warm_up:g} s warm-up, "
+          f"medians of {args.rounds} rounds; "
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n")
     rows = [[label, f"{b[0] / 1e6:.2f}", f"{b[1]:.2f}", f"{q[0] / 1e6:.2f}", f"{q[1]:.2f}"]
             for (label, _env, _p), b, q in zip(SETTINGS, busy, quiet, strict=True)]

@@ -35,8 +35,8 @@ def test_a_busy_machine_runs_on_one_thread_and_a_quiet_one_on_the_threads():
     choice = ParallelChoice("auto", trial_calls=2, first_run=8, longest_run=64, clock=busy.clock)
     sides = play(choice, busy, 2000)
     assert choice.parallel is False
-    # once settled, the threads run only in trials: a trial (4 calls on each side) and a run of 64 is 72 calls
-    assert sides[-720:].count(True) == 10 * 4
+    # once settled, the threads run only in trials: a trial (2 calls on each side) and a run of 64 is 68 calls
+    assert sides[-680:].count(True) == 10 * 2
     busy.threads, busy.one = 1, 2  # the neighbours left: the threads are twice as fast now
     sides = play(choice, busy, 500)
     assert choice.parallel is True
@@ -45,20 +45,20 @@ def test_a_busy_machine_runs_on_one_thread_and_a_quiet_one_on_the_threads():
 
 def test_runs_double_while_the_same_side_wins_up_to_the_longest():
     machine = Machine(threads=1, one=2)
-    choice = ParallelChoice("auto", trial_calls=1, first_run=4, longest_run=16, clock=machine.clock)
-    sides = play(choice, machine, 80)
-    one_thread_calls = [i for i, side in enumerate(sides) if not side]
-    # each trial is threads, one thread, threads, one thread: its one-thread calls are the 2nd and 4th
-    trial_starts = [i - 1 for i in one_thread_calls[::2]]
-    assert np.diff(trial_starts).tolist() == [4 + 8, 4 + 16, 4 + 16, 4 + 16]
+    choice = ParallelChoice("auto", trial_calls=2, first_run=4, longest_run=16, clock=machine.clock)
+    sides = play(choice, machine, 100)
+    # each trial is threads, threads, one thread, one thread: it starts two calls before its one-thread pair
+    trial_starts = [i - 2 for i, side in enumerate(sides) if not side][::2]
+    assert np.diff(trial_starts).tolist() == [4 + 8, 4 + 16, 4 + 16, 4 + 16, 4 + 16]
 
 
 def test_the_first_call_of_each_side_is_not_timed():
-    """A first call compiles the kernel or starts the thread pool: counting it would pick the wrong side."""
+    """A side's first call in a trial wakes the threads (or, once, compiles the kernel and starts the pool):
+    counting it would pick the wrong side."""
     machine = Machine(threads=1, one=3)
-    choice = ParallelChoice("auto", trial_calls=1, first_run=4, clock=machine.clock)
-    machine.threads = 1000  # the first call on the threads is slow once (the pool starting)
-    choice.run(machine.kernel, 100)
+    choice = ParallelChoice("auto", trial_calls=2, first_run=4, clock=machine.clock)
+    machine.threads = 1000
+    choice.run(machine.kernel, 100)  # the first call on the threads is slow once
     machine.threads = 1
     play(choice, machine, 3)
     assert choice.parallel is True
@@ -71,6 +71,8 @@ def test_fixed_modes_never_change_and_other_values_are_refused():
     for bad in ("yes", 1, None):
         with pytest.raises(ValueError, match="parallel must be True, False or 'auto'"):
             ParallelChoice(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="trial_calls must be at least 2"):
+        ParallelChoice("auto", trial_calls=1)
 
 
 def test_the_vector_env_steps_the_same_games_whichever_side_runs_them():
@@ -102,6 +104,6 @@ def test_one_call_held_up_by_the_scheduler_decides_nothing():
         if calls == 3:  # the second timed call on the threads is held up for 50 calls' time
             machine.now += 50
 
-    for _ in range(16):
+    for _ in range(8):
         choice.run(kernel, 100)
     assert choice.parallel is True

@@ -4,8 +4,8 @@ On a machine of its own, two threads step a batch of games nearly twice as fast 
 with other processes (a learner beside the env, a busy box) the threads wait for each other at every loop's
 end, and one thread can be the faster (docs/benchmarks.md, "The vector env on shared cores"). Neither
 choice is right everywhere, and the machine changes while a training run goes on, so ``ParallelChoice``
-runs short trials: a few calls on the threads and a few on the calling thread, interleaved so that both
-see the same load; it then keeps the faster for a run of calls and tries again. A run doubles while the
+runs short trials: a few calls on the threads and then a few on the calling thread, back to back so that
+both see the same load; it then keeps the faster for a run of calls and tries again. A run doubles while the
 same side keeps winning (up to ``longest_run``) and starts short again when the other side wins, so the
 trials cost little once the answer is stable and follow the machine when it changes.
 
@@ -13,9 +13,9 @@ trials cost little once the answer is stable and follow the machine when it chan
 >>> def kernel(parallel):  # on this machine the threads are slow: 3 ticks a call against 1
 ...     now[0] += 3 if parallel else 1
 ...     return parallel
->>> choice = ParallelChoice("auto", trial_calls=1, first_run=2, clock=lambda: now[0])
+>>> choice = ParallelChoice("auto", trial_calls=2, first_run=2, clock=lambda: now[0])
 >>> [choice.run(kernel, 10) for _ in range(10)]  # a trial, a run of 2, a trial, a run of 4
-[True, False, True, False, False, False, True, False, True, False]
+[True, True, False, False, False, False, True, True, False, False]
 >>> choice.parallel
 False
 >>> ParallelChoice(False).run(kernel, 10)
@@ -39,15 +39,19 @@ class ParallelChoice:
     (``mode="auto"``) or fixed (``mode=True`` / ``False``). ``items``: the batch size of this call, so that
     calls over fewer games compare fairly (time per item).
 
-    A trial is ``trial_calls`` calls on each side, twice, alternating (threads, one thread, threads, one thread);
-    the first call of each side is never timed (it may compile the kernel or start the thread pool). The sides
-    are compared by their median time per item, so one call that the scheduler held up decides nothing.
+    A trial is ``trial_calls`` calls on the threads, then as many on the calling thread. The first call of each
+    side is not timed: it pays for the switch (waking the threads, which sleep after a run on one thread) and,
+    the first time, for compiling the kernel or starting the thread pool; a run of the winner pays no switch.
+    The sides are compared by their median time per item, so one call that the scheduler held up decides
+    nothing.
     """
 
-    def __init__(self, mode: bool | str = "auto", *, trial_calls: int = 4, first_run: int = 64,
+    def __init__(self, mode: bool | str = "auto", *, trial_calls: int = 5, first_run: int = 256,
                  longest_run: int = 4096, clock: Callable[[], float] = time.perf_counter) -> None:
         if mode not in (True, False, "auto") or isinstance(mode, int) and not isinstance(mode, bool):
             raise ValueError(f"parallel must be True, False or 'auto', got {mode!r}")
+        if trial_calls < 2:
+            raise ValueError(f"trial_calls must be at least 2 (a side's first call is not timed), got {trial_calls}")
         self.mode = mode
         self._trial_calls, self._first_run, self._longest_run = trial_calls, first_run, longest_run
         self._clock = clock
@@ -56,7 +60,6 @@ class ParallelChoice:
         self._run_length = first_run
         self._plan: list[tuple[bool, bool]] = []  # (parallel, timed), popped from the end
         self._per_item: dict[bool, list[float]] = {True: [], False: []}
-        self._warmed = {True: False, False: False}
 
     def run(self, kernel: Callable[..., T], items: int, *args: Any) -> T:
         """``kernel(*args, parallel)``, timed when it is part of a trial."""
@@ -65,7 +68,7 @@ class ParallelChoice:
         if not self._plan:
             self._start_trial()
         parallel, timed = self._plan.pop()
-        if not timed:
+        if not timed:  # a run of the winner, or the first call of a trial's side
             return kernel(*args, parallel)
         start = self._clock()
         result = kernel(*args, parallel)
@@ -74,14 +77,12 @@ class ParallelChoice:
 
     def _start_trial(self) -> None:
         block = self._trial_calls
-        trial = ([True] * block + [False] * block) * 2
+        trial = [(side, call > 0) for side in (True, False) for call in range(block)]
         self._per_item = {True: [], False: []}
-        self._plan = [(side, True) for side in reversed(trial)]
+        self._plan = trial[::-1]
 
     def _record(self, parallel: bool, seconds: float, items: int) -> None:
-        if self._warmed[parallel]:
-            self._per_item[parallel].append(seconds / max(items, 1))
-        self._warmed[parallel] = True
+        self._per_item[parallel].append(seconds / max(items, 1))
         if not self._plan:
             self._decide()
 

@@ -162,9 +162,10 @@ def random_legal_actions(masks, draws, actions):
 
 
 def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: bool = True,
-                            parallel: bool | str = "auto") -> float:
+                            parallel: bool | str = "auto", warm_up: float = 0.0) -> float:
     """Env-steps/s of ``SplendorVectorEnv`` with random legal learner moves; drawing them (in numba, about
-    50 µs a batch of 1024) is counted in the time, as any policy's decision would be."""
+    50 µs a batch of 1024) is counted in the time, as any policy's decision would be. ``warm_up`` seconds of
+    steps come first, untimed (``parallel="auto"`` settles on a side in its first few thousand steps)."""
     env = SplendorVectorEnv(num_envs=num_envs, opponent=opponent, copy=copy, parallel=parallel)
     _obs, info = env.reset(seed=0)
     draws = np.random.default_rng(0).integers(0, 1 << 30, (64, num_envs))
@@ -177,6 +178,8 @@ def vector_steps_per_second(num_envs: int, opponent: str, seconds: float, copy: 
         _obs, _r, _t, _u, info = env.step(actions)
         return num_envs
 
+    if warm_up > 0:
+        steps_per_second(batch, warm_up)
     return steps_per_second(batch, seconds)
 
 
