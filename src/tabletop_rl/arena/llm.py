@@ -31,8 +31,8 @@ CLEAN_NOTE = ("clean game: no LLM move made by a fallback policy; a forfeit (the
 #: Per-move fields kept in ``llm_notes`` when the move record has them (``tool_calls``: tool-using players);
 #: the rest of a move record is in the game's moves and seats.
 _NOTE_FIELDS = ("source", "reasoning", "attempts", "parse_failures", "illegal_replies", "truncated", "rejected",
-                "fallback_reason", "prompt_tokens", "completion_tokens", "cached_tokens", "cost", "latency_s", "time_s",
-                "mode", "tool_calls")
+                "fallback_reason", "plan_note", "prompt_tokens", "completion_tokens", "cached_tokens", "cost",
+                "latency_s", "time_s", "mode", "tool_calls")
 #: Accounting fields averaged per move in the table.
 _NOT_SUMMED = ("clean", "modes")
 
@@ -152,7 +152,8 @@ _NOTE_TYPES: dict[str, Any] = {"source": str, "attempts": int, "prompt_tokens": 
 #: Fields a note may have, and their types: the decision's wall time and why a move was not the model's (records
 #: before them have neither), the rejected replies (``{"kind", "reason", "reply"}`` each), or in records before
 #: them only the reasons, ``errors``.
-_NOTE_OPTIONAL: dict[str, Any] = {"time_s": (int, float), "fallback_reason": str, "cost": (int, float, type(None)),
+_NOTE_OPTIONAL: dict[str, Any] = {"time_s": (int, float), "fallback_reason": str, "plan_note": str,
+                                  "cost": (int, float, type(None)),
                                   "cached_tokens": int, "rejected": list, "errors": list}
 
 

@@ -406,28 +406,41 @@ def test_the_list_marks_the_moves_that_pass_ten_tokens():
                      for a in legal]
 
 
-@pytest.mark.parametrize("returns, kind, problem", [
-    (["red", "black", "red"], "illegal", "take:white,blue,green leaves you 2 to return, not 3"),
-    (["gold"], "illegal", "tokensToReturn: return:gold: player 0 has no gold token to return"),
-    (["black", "black"], "illegal", "tokensToReturn: return:black: player 0 has no black token to return"),
-    (["red", "pink"], "parse", "'pink' is not one of"),
-    ({"red": 10 ** 12}, "parse", "at most 3 tokens are returned after one move, got 1000000000000"),
-    (["red"] * 100_000, "parse", "at most 3 tokens are returned after one move, got 100000"),
-    ("red", "parse", "tokensToReturn must be"),
+@pytest.mark.parametrize("returns, problem", [
+    (["red", "pink"], "'pink' is not one of"),
+    ({"red": 10 ** 12}, "at most 3 tokens are returned after one move, got 1000000000000"),
+    (["red"] * 100_000, "at most 3 tokens are returned after one move, got 100000"),
+    ("red", "tokensToReturn must be"),
 ])
-def test_returns_given_with_a_move_are_checked_one_by_one(returns, kind, problem):
+def test_returns_that_are_not_understood_make_the_reply_unusable(returns, problem):
     game = _twelve_token_game()
     with pytest.raises(ReplyError, match=problem) as err:
         PROMPT.parse_action({"move": "take:white,blue,green", "tokensToReturn": returns}, game, 0,
                             game.legal_actions())
-    assert err.value.kind == kind
+    assert err.value.kind == "parse"
 
 
-def test_returns_where_none_is_due_are_refused():
+@pytest.mark.parametrize("returns, kept, problem", [
+    (["red", "black", "red"], ["return:red", "return:red"], "take:white,blue,green leaves you 2 to return, not 3"),
+    (["gold"], [], "tokensToReturn: return:gold: player 0 has no gold token to return"),
+    (["black", "black"], ["return:black"], "tokensToReturn: return:black: player 0 has no black token to return"),
+])
+def test_the_move_stands_and_returns_that_cannot_be_played_in_turn_are_dropped(returns, kept, problem):
+    """A legal move is the model's decision whatever the returns it names after it: those that can be played in
+    turn are planned (colour by colour: both reds, then the black), the rest is asked for at the return step, and
+    why is named."""
+    game = _twelve_token_game()
+    move = PROMPT.parse_action({"move": "take:white,blue,green", "tokensToReturn": returns}, game, 0,
+                               game.legal_actions())
+    assert move.action == game.move_id("take:white,blue,green")
+    assert [ACTION_NAMES[a] for a in move.plan] == kept and move.dropped == problem
+
+
+def test_returns_where_none_is_due_are_dropped():
     game = _twelve_token_game()
     reserve = {"type": "RESERVE", "cardId": game.market(1)[0], "tokensToReturn": {"red": 1}}
-    with pytest.raises(ReplyError, match="reserve:1.0 leaves you 0 to return, not 1"):
-        PROMPT.parse_action(reserve, game, 0, game.legal_actions())
+    move = PROMPT.parse_action(reserve, game, 0, game.legal_actions())
+    assert move.plan == () and move.dropped == "reserve:1.0 leaves you 0 to return, not 1"
 
 
 def test_fewer_returns_than_due_are_played_and_the_rest_is_asked():
@@ -438,15 +451,15 @@ def test_fewer_returns_than_due_are_played_and_the_rest_is_asked():
     assert [m.source for m in p.moves] == ["llm", "planned", "llm"] and game.current_player == 1
 
 
-def test_returns_that_cannot_be_played_are_re_prompted_with_the_reason():
+def test_returns_that_cannot_be_played_are_asked_for_with_the_move_kept_and_the_reason_recorded():
     game = _twelve_token_game()
     take = {"type": "TAKE_3_DIFF", "tokens": {"white": 1, "blue": 1, "green": 1}}
-    p = policy(move({**take, "tokensToReturn": {"gold": 2}}), move({**take, "tokensToReturn": ["red", "red"]}))
+    p = policy(move({**take, "tokensToReturn": {"gold": 2}}), move("return:red"), move("return:red"))
     for _ in range(3):
         play(p, game)
-    assert "has no gold token to return" in p.client.backend.requests[1].messages[-1]["content"]
-    assert [m.source for m in p.moves] == ["llm", "planned", "planned"] and p.moves[0].illegal_replies == 1
-    assert game.player(0)["tokens"]["red"] == 0
+    assert [m.source for m in p.moves] == ["llm", "llm", "llm"] and p.moves[0].illegal_replies == 0
+    assert p.moves[0].plan_note == "tokensToReturn: return:gold: player 0 has no gold token to return"
+    assert len(p.client.backend.requests) == 3 and game.player(0)["tokens"]["red"] == 0
 
 
 def test_a_planned_move_that_is_not_legal_drops_the_plan_and_asks():

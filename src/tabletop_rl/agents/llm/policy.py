@@ -152,6 +152,8 @@ class PlannedMove:
 
     action: int
     plan: tuple[int, ...] = ()
+    #: why the planned actions the reply gave stop short ("" when none was dropped): those left are asked for
+    dropped: str = ""
 
 
 class GamePrompt(Protocol):
@@ -312,7 +314,8 @@ class MoveRecord:
     ones by kind (a reply cut off at ``max_tokens`` is ``truncated``, whatever else is wrong with it).
     ``time_s`` is the decision's wall time: every call, failed or refused ones included, the backoff waits and a
     fallback's move; ``latency_s`` the time of the calls whose replies came. ``rejected`` holds the last
-    ``REJECTED_KEPT`` unusable replies, each ``{"kind", "reason", "reply"}``; ``fallback_reason`` says why a
+    ``REJECTED_KEPT`` unusable replies, each ``{"kind", "reason", "reply"}``; ``plan_note`` why the token returns
+    the played reply gave stop short (they are asked for next); ``fallback_reason`` says why a
     ``fallback`` or ``forfeit`` move was not the model's. ``reasoning``, each reason and each reply are kept cut to a
     bound (``clip``): they are written in every record and log.
     """
@@ -339,6 +342,7 @@ class MoveRecord:
     reasoning: str = ""
     rejected: list[dict[str, str]] = field(default_factory=list)
     fallback_reason: str = ""
+    plan_note: str = ""
 
     def add_reply(self, reply: ChatReply, mode: str) -> None:
         self.attempts += 1
@@ -529,6 +533,7 @@ class LLMPolicy(BasePolicy):
                              {"role": "user", "content": self._retry_message(error, reply)}]
                 continue
             record.reasoning = clip(reasoning, self.reasoning_chars)
+            record.plan_note = clip(move.dropped, _ERROR_CHARS)
             return move
         return None
 

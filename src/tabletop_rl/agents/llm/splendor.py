@@ -227,19 +227,19 @@ def _returns(value: Any, field: str) -> list[int]:
     return [move_id(f"return:{colour}") for colour, n in counts.items() for _ in range(n)]
 
 
-def _checked_returns(game: SplendorGame, seat: int, action: int, returns: list[int]) -> tuple[int, ...]:
-    """``returns``, each legal in turn after ``action`` (played on a copy); ``ReplyError`` at the first that is not."""
-    if not returns:
-        return ()
+def _checked_returns(game: SplendorGame, seat: int, action: int, returns: list[int]) -> tuple[tuple[int, ...], str]:
+    """The returns that can be played in turn after ``action`` (played on a copy), up to the first that cannot,
+    and why that one cannot ("" when all can). The move stands whatever its returns: those dropped are asked for
+    at the return step, as the model's own decisions."""
     after = game.clone()
     after.step(action)
     for done, back in enumerate(returns):
         if after.phase != "return" or after.current_player != seat:
-            raise ReplyError("illegal", f"{ACTION_NAMES[action]} leaves you {done} to return, not {len(returns)}")
+            return tuple(returns[:done]), f"{ACTION_NAMES[action]} leaves you {done} to return, not {len(returns)}"
         if not after.legal_mask()[back]:
-            raise ReplyError("illegal", f"tokensToReturn: {after.explain_illegal(back)}")
+            return tuple(returns[:done]), f"tokensToReturn: {after.explain_illegal(back)}"
         after.step(back)
-    return tuple(returns)
+    return tuple(returns), ""
 
 
 class _SplendorPrompt:
@@ -284,8 +284,9 @@ class _SplendorPrompt:
         return {"anyOf": [ids, with_returns]}
 
     def parse_action(self, value: Any, game: SplendorGame, seat: int, legal: Sequence[int]) -> PlannedMove:
-        """The move a reply's ``action`` names, with the returns it gives played next; ``ReplyError`` when it is
-        not understood or not legal now."""
+        """The move a reply's ``action`` names, with the returns it gives played next (up to the first that
+        cannot be played, which ``PlannedMove.dropped`` names); ``ReplyError`` when the move is not understood
+        or not legal now."""
         returns: list[int] = []
         if isinstance(value, dict) and "move" in value:
             action = _move_id(value["move"])
@@ -296,7 +297,8 @@ class _SplendorPrompt:
             action = _move_id(value)
         if action not in legal:
             raise ReplyError("illegal", game.explain_illegal(action) + " (it is not among the legal moves)")
-        return PlannedMove(action, _checked_returns(game, seat, action, returns))
+        plan, dropped = _checked_returns(game, seat, action, returns) if returns else ((), "")
+        return PlannedMove(action, plan, dropped)
 
     @staticmethod
     def _structured(value: dict, game: SplendorGame, seat: int) -> tuple[int, list[int]]:
