@@ -189,7 +189,7 @@ def known_answer(n: int, seed: int) -> tuple[ReplayBuffer, np.ndarray]:
     policies[np.arange(n), target] = 1.0
     values = np.where(obs[:, points] >= 8, 1.0, -1.0).astype(np.float32)
     buffer = ReplayBuffer(n, obs.shape[1])
-    buffer.add(Positions(obs, mask, policies, np.zeros(n, np.int64), values))
+    buffer.add(Positions(obs, mask, policies, np.zeros(n, np.int64), values, values))
     return buffer, target
 
 
@@ -263,7 +263,7 @@ def test_the_replay_buffer_keeps_the_newest_positions():
     def rows(first: int, n: int) -> Positions:
         v = np.arange(first, first + n)
         return Positions(np.repeat(v[:, None], 3, 1).astype(np.float32), np.ones((n, 72), bool),
-                         np.full((n, 72), 1 / 72, np.float32), v % 2, v.astype(np.float32))
+                         np.full((n, 72), 1 / 72, np.float32), v % 2, v.astype(np.float32), v.astype(np.float32))
 
     buffer.add(rows(0, 3))
     buffer.add(rows(3, 4))
@@ -306,6 +306,9 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"value_mix": 1.5}, r"--value-mix must be in \[0, 1\]"),
     ({"rollout_depth": -2}, "--rollout-depth >= 0"),
     ({"augment": "mirror"}, "--augment must be none or colours, got 'mirror'"),
+    ({"fast_simulations": 8}, "--fast-simulations must be >= 0 and below --simulations"),
+    ({"full_share": 0.0}, r"--full-share in \(0, 1\]"),
+    ({"root_value_weight": 1.5}, r"--root-value-weight must be in \[0, 1\]"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
@@ -329,3 +332,100 @@ def test_an_interrupted_run_prints_the_command_that_resumes_it(tmp_path, monkeyp
     assert main(shlex.split(resume)[1:]) == 0
     assert load_checkpoint(tmp_path / "run" / "final.pt")["step"] == 2
     assert json.loads((tmp_path / "run" / "timing.json").read_text())["iterations"] == 1  # only the rest
+
+
+def test_playout_cap_randomisation_records_only_the_full_searches(monkeypatch):
+    """With ``fast_simulations`` a move is searched in full (with root noise) at a ``full_share`` of decisions, and
+    only those positions (and forced moves) are recorded; the rest are played from a short search without noise."""
+    import tabletop_rl.train.splendor_az as loop
+
+    calls = []
+
+    class Spy(loop.PUCTPolicy):
+        def act(self, observation, mask, info):
+            calls.append((self.simulations, self.noise_fraction))
+            return super().act(observation, mask, info)
+
+    monkeypatch.setattr(loop, "PUCTPolicy", Spy)
+    net = random_net((8,), seed=0)
+    everything = play_game(net, 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200))
+    full_only = len(calls)
+    assert set(calls) == {(16, 0.25)} and len(everything.values) >= full_only
+    calls.clear()
+    capped = play_game(net, 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200, fast_simulations=4, full_share=0.3))
+    full, fast = calls.count((16, 0.25)), calls.count((4, 0.0))
+    assert full + fast == len(calls) and full > 0 and fast > full  # about 3 in 10 searched in full
+    forced = int((capped.masks.sum(axis=1) == 1).sum())
+    assert len(capped.values) == full + forced
+    for mask, policy in zip(capped.masks, capped.policies):
+        assert np.isclose(policy.sum(), 1) and not policy[~mask].any()
+    again = play_game(net, 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200, fast_simulations=4, full_share=0.3))
+    np.testing.assert_array_equal(capped.policies, again.policies)  # the draws come from the game's seed
+
+
+def test_root_value_targets_mix_the_searchs_value_with_the_result(monkeypatch):
+    """``root_value_weight`` w: a searched position's value target is (1 - w) * result + w * the search's root
+    value for the mover; a forced move keeps the result. ``results`` keeps the results themselves."""
+    import tabletop_rl.train.splendor_az as loop
+
+    roots = []
+
+    class Spy(loop.PUCTPolicy):
+        def act(self, observation, mask, info):
+            action = super().act(observation, mask, info)
+            roots.append(self.root_value())
+            return action
+
+    monkeypatch.setattr(loop, "PUCTPolicy", Spy)
+    net = random_net((8,), seed=0)
+    positions = play_game(net, 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200, root_value_weight=0.25))
+    searched = positions.masks.sum(axis=1) > 1
+    assert searched.sum() == len(roots) and (~searched).any()
+    np.testing.assert_allclose(positions.values[searched],
+                               0.75 * positions.results[searched] + 0.25 * np.array(roots), atol=1e-6)
+    np.testing.assert_array_equal(positions.values[~searched], positions.results[~searched])
+    assert set(positions.results.tolist()) == {-1.0, 1.0}
+
+
+def test_fresh_games_are_scored_before_the_network_learns_from_them():
+    """``fresh_metrics`` on positions whose answers are known: targets on the network's own choice agree fully
+    (and the cross-entropy is the network's surprise at it), results of the value's sign are all predicted."""
+    import torch
+
+    from tabletop_rl.train.splendor_az import fresh_metrics
+
+    torch.manual_seed(0)
+    net = build_network(observation_size(2), [16], NUM_ACTIONS)
+    game = play_with(make_policy("random", game="splendor", seed=0), seed=3)
+    observations = np.array([game.observe(0)] * 6, np.float32) + np.arange(6, dtype=np.float32)[:, None] / 10
+    masks = np.ones((6, NUM_ACTIONS), bool)
+    masks[:, 5:] = False
+    with torch.no_grad():
+        logits = masked_logits(net["pi"](torch.from_numpy(observations)), torch.from_numpy(masks)).numpy()
+        value = net["vf"](torch.from_numpy(observations)).squeeze(1).numpy()
+    policies = np.zeros((6, NUM_ACTIONS), np.float32)
+    policies[np.arange(6), logits.argmax(axis=1)] = 1
+    results = np.sign(value).astype(np.float32)
+    record = Positions(observations, masks, policies, np.zeros(6, np.int64), results, results)
+    metrics = fresh_metrics(net, [record])
+    assert metrics["fresh/agreement"] == 1.0 and metrics["fresh/value_sign_accuracy"] == 1.0
+    log_probs = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) \
+        - logits.max(1, keepdims=True)
+    assert metrics["fresh/policy_cross_entropy"] == pytest.approx(-log_probs.max(axis=1).mean(), rel=1e-4)
+    assert metrics["fresh/target_entropy"] == pytest.approx(0.0, abs=1e-6)
+    clipped = np.clip(value, -1, 1)  # the search reads the value clipped to [-1, 1]
+    assert metrics["fresh/value_mse"] == pytest.approx(float(((clipped - results) ** 2).mean()), rel=1e-4)
+    flipped = Positions(observations, masks, np.roll(policies, 1, axis=1), record.seats, -results, -results)
+    worse = fresh_metrics(net, [flipped])
+    assert worse["fresh/agreement"] == 0.0 and worse["fresh/value_sign_accuracy"] == 0.0
+
+
+def test_a_replay_buffer_saved_before_results_were_kept_loads_its_values_as_results(tmp_path):
+    buffer = ReplayBuffer(4, 3)
+    buffer.add(Positions(np.ones((3, 3), np.float32), np.ones((3, 72), bool), np.full((3, 72), 1 / 72, np.float32),
+                         np.zeros(3, np.int64), np.array([1, -1, 1], np.float32), np.zeros(3, np.float32)))
+    columns = {name: column for name, column in buffer.data._asdict().items() if name != "results"}
+    np.savez(tmp_path / "replay.npz", iteration=3, next=buffer.next, size=buffer.size, **columns)
+    again = ReplayBuffer(4, 3)
+    assert again.load(tmp_path / "replay.npz") == 3
+    assert again.data.results[:3].tolist() == again.data.values[:3].tolist() == [1, -1, 1]

@@ -21,12 +21,13 @@ PosixPath('runs/az/final.pt')
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import multiprocessing
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,8 @@ from tabletop_rl.train.selfplay import (
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Args", "Positions", "ReplayBuffer", "SelfPlay", "game_seeds", "learn", "losses", "play_game", "train",
-           "validate_args", "value_targets"]
+__all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fresh_metrics", "game_seeds", "learn", "losses",
+           "play_game", "positions_from", "train", "validate_args", "value_targets"]
 
 
 #: ``--init`` values that name no file: ppo:default's network, and a fresh network.
@@ -87,6 +88,12 @@ class Args:
     value_mix: float = knob(0.0, "weight of greedy's evaluation in the search's leaf values, after "
                                  "--rollout-depth greedy turns (the az policy's mix; 0: the network's value alone)")
     rollout_depth: int = knob(0, "greedy turns played from a leaf before greedy's evaluation is mixed in")
+    fast_simulations: int = knob(0, "playout cap randomisation: simulations of the short searches (no root noise) "
+                                    "that play the moves not searched in full; only full searches are recorded "
+                                    "(0: every move searched in full)")
+    full_share: float = knob(0.25, "with --fast-simulations, the share of moves searched in full")
+    root_value_weight: float = knob(0.0, "weight of the search's root value in a searched position's value target "
+                                         "(the rest: the game's result; 0: the result alone)")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
     temperature_plies: int = knob(8, "plies of each game played at temperature 1 (moves drawn in proportion to "
@@ -138,6 +145,11 @@ def validate_args(args: Args) -> None:
         raise ValueError("--lr must be in (0, 1), --max-grad-norm positive and --noise-fraction in [0, 1]")
     if args.augment not in ("none", "colours"):
         raise ValueError(f"--augment must be none or colours, got {args.augment!r}")
+    if not 0 <= args.fast_simulations < args.simulations or not 0 < args.full_share <= 1:
+        raise ValueError(f"--fast-simulations must be >= 0 and below --simulations, and --full-share in (0, 1], got "
+                         f"{args.fast_simulations} and {args.full_share}")
+    if not 0 <= args.root_value_weight <= 1:
+        raise ValueError(f"--root-value-weight must be in [0, 1], got {args.root_value_weight}")
     if not 0 <= args.value_mix <= 1 or args.rollout_depth < 0:
         raise ValueError(f"--value-mix must be in [0, 1] and --rollout-depth >= 0, got {args.value_mix} and "
                          f"{args.rollout_depth}")
@@ -164,22 +176,28 @@ class SelfPlay:
     max_plies: int
     value_mix: float = 0.0
     rollout_depth: int = 0
+    fast_simulations: int = 0
+    full_share: float = 1.0
+    root_value_weight: float = 0.0
 
     @classmethod
     def of(cls, args: Args) -> SelfPlay:
         return cls(args.players, args.simulations, args.c, args.noise_alpha, args.noise_fraction,
-                   args.temperature_plies, args.max_plies, args.value_mix, args.rollout_depth)
+                   args.temperature_plies, args.max_plies, args.value_mix, args.rollout_depth,
+                   args.fast_simulations, args.full_share, args.root_value_weight)
 
 
 class Positions(NamedTuple):
     """Training examples, one row per position: the mover's observation, its legal mask, the search's visit
-    distribution (sums to 1 over the legal moves), the mover's seat and the value target."""
+    distribution (sums to 1 over the legal moves), the mover's seat, the value target and the game's result for
+    the mover (the value target itself unless ``--root-value-weight`` mixes in the search's root value)."""
 
     observations: np.ndarray  # float32 [n, observation size]
     masks: np.ndarray  # bool [n, 72]
     policies: np.ndarray  # float32 [n, 72]
     seats: np.ndarray  # int64 [n]
     values: np.ndarray  # float32 [n]
+    results: np.ndarray  # float32 [n]
 
 
 def value_targets(winners: Sequence[int], truncated: bool, seats: np.ndarray, players: int) -> np.ndarray:
@@ -195,29 +213,43 @@ def value_targets(winners: Sequence[int], truncated: bool, seats: np.ndarray, pl
 
 
 def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
-    """One self-play game, every seat played by the same search; its positions with their targets."""
+    """One self-play game, every seat played by the same search; its positions with their targets. With playout
+    cap randomisation (``fast_simulations``) a move is searched in full, with root noise, at a ``full_share`` of
+    decisions drawn from the game's seed, and only those positions are recorded: the short searches play the
+    other moves faster, so a CPU-second yields more games and more independent results."""
     game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
     search = PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
                         setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth)
-    observations, masks, policies, seats = [], [], [], []
+    caps = np.random.default_rng([seed, 1])
+    observations, masks, policies, seats, roots = [], [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
         observation = game.observe(seat)
         if mask.sum() == 1:  # a forced move (e.g. a lone token return): nothing to search, the target is certain
-            action = int(np.argmax(mask))
-            visits = mask.astype(np.float32)
+            action, visits, root = int(np.argmax(mask)), mask.astype(np.float32), np.nan
         else:
+            full = setup.fast_simulations == 0 or caps.random() < setup.full_share
+            search.simulations = setup.simulations if full else setup.fast_simulations
+            search.noise_fraction = setup.noise_fraction if full else 0.0
             search.temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
             action = search.act(observation, mask, game.policy_info(seat))
-            visits = np.where(mask, search.root_visits(), 0).astype(np.float32)
+            if not full:
+                game.step(action)
+                continue
+            visits, root = np.where(mask, search.root_visits(), 0).astype(np.float32), search.root_value()
         observations.append(observation)
         masks.append(mask)
         policies.append(visits / visits.sum())
         seats.append(seat)
+        roots.append(root)
         game.step(action)
     seat_array = np.array(seats, np.int64)
+    results = value_targets(game.winners, game.is_truncated, seat_array, setup.players)
+    root_values = np.array(roots, np.float32)
+    w = setup.root_value_weight
+    values = np.where(np.isnan(root_values), results, (1 - w) * results + w * root_values).astype(np.float32)
     return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
-                     seat_array, value_targets(game.winners, game.is_truncated, seat_array, setup.players))
+                     seat_array, values, results)
 
 
 def _play_task(task: tuple[Net, int, SelfPlay]) -> Positions:
@@ -239,6 +271,12 @@ def self_play(net: Net, seeds: np.ndarray, setup: SelfPlay, pool: Executor | Non
     return list(games)
 
 
+def positions_from(saved: Mapping[str, np.ndarray], rows: Any = slice(None)) -> Positions:
+    """``rows`` of the positions in a saved file (an ``np.load``). A file from before the results were kept
+    apart has values alone, which were the results then."""
+    return Positions(*(saved[name if name in saved else "values"][rows] for name in Positions._fields))
+
+
 # --- the replay buffer ----------------------------------------------------------------------------
 class ReplayBuffer:
     """The newest ``capacity`` positions in preallocated numpy arrays, overwritten oldest first."""
@@ -247,7 +285,8 @@ class ReplayBuffer:
         self.capacity, self.size, self.next = capacity, 0, 0
         self.data = Positions(np.zeros((capacity, observation_size), np.float32),
                               np.zeros((capacity, NUM_ACTIONS), bool), np.zeros((capacity, NUM_ACTIONS), np.float32),
-                              np.zeros(capacity, np.int64), np.zeros(capacity, np.float32))
+                              np.zeros(capacity, np.int64), np.zeros(capacity, np.float32),
+                              np.zeros(capacity, np.float32))
 
     def add(self, positions: Positions) -> None:
         rows = positions.values.shape[0]
@@ -268,7 +307,7 @@ class ReplayBuffer:
         with np.load(path) as saved:
             size, next_ = int(saved["size"]), int(saved["next"])
             order = (next_ - size + np.arange(size)) % len(saved["values"])  # oldest first
-            self.add(Positions(*(saved[name][order] for name in Positions._fields)))
+            self.add(positions_from(saved, order))
             return int(saved["iteration"])
 
 
@@ -322,6 +361,7 @@ def train(args: Args) -> Path:
     bar = Progress(args.iterations, iteration, label="iter") if args.progress else None
     evals = EvalLog(args, out, bar, unit="iteration")
     writer = summary_writer(out / "logs")
+    curves = Curves(out / "curves.csv")
     seconds = dict.fromkeys(("selfplay", "train", "eval"), 0.0)
     games = positions = 0
     stats: dict[str, float] = {}
@@ -338,14 +378,16 @@ def train(args: Args) -> Path:
             seconds["selfplay"] += time.perf_counter() - tick
             games += len(records)
             positions += sum(len(r.values) for r in records)
+            stats = fresh_metrics(net, records)
 
             # (b) The replay buffer; (c) training on minibatches drawn from it.
             tick = time.perf_counter()
             for record in records:
                 buffer.add(record)
             hold_threads(torch, args.threads)
-            stats = learn(net, optimizer, buffer, args, rng)
+            stats |= learn(net, optimizer, buffer, args, rng)
             seconds["train"] += time.perf_counter() - tick
+            curves.write(iteration, games, positions, stats)
 
             # (d) Evaluations, checkpoints, logs and the progress line.
             if iteration % args.eval_every == 0:
@@ -380,12 +422,35 @@ def train(args: Args) -> Path:
     if bar is not None:
         bar.close()
     evals.close()
+    curves.close()
     if writer is not None:
         writer.close()
     return final
 
 
 # --- helpers of the loop ----------------------------------------------------------------------------
+class Curves:
+    """``OUT/curves.csv``: a row per iteration with the games and positions so far, ``fresh_metrics`` of the
+    iteration's new positions and the last minibatch's losses (a resumed run appends to it)."""
+
+    COLUMNS = ("fresh/policy_cross_entropy", "fresh/target_entropy", "fresh/agreement", "fresh/value_mse",
+               "fresh/value_sign_accuracy", "loss/policy", "loss/value")
+
+    def __init__(self, path: Path) -> None:
+        new = not path.is_file()
+        self._file = path.open("a", newline="")
+        self._writer = csv.writer(self._file)
+        if new:
+            self._writer.writerow(["iteration", "games", "positions", *(c.split("/")[1] for c in self.COLUMNS)])
+
+    def write(self, iteration: int, games: int, positions: int, stats: Mapping[str, float]) -> None:
+        self._writer.writerow([iteration, games, positions, *(f"{stats[c]:.5f}" for c in self.COLUMNS)])
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
           rng: np.random.Generator) -> dict[str, float]:
     """``--train-steps`` minibatch steps on the replay buffer (each position's colours renamed at random with
@@ -410,6 +475,34 @@ def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: Re
         stats = {"loss/policy": policy_loss.item(), "loss/value": value_loss.item(), "loss/total": loss.item()}
     stats["buffer/positions"] = float(buffer.size)
     return stats
+
+
+def fresh_metrics(net: torch.nn.ModuleDict, records: Sequence[Positions]) -> dict[str, float]:
+    """The network on an iteration's new positions before it learns from them (held out by construction): the
+    policy's cross-entropy to the search's visits and the visits' own entropy (their difference is what the
+    network has left to learn), how often its most probable move is the one the search visited most, at
+    positions with a choice; the value's squared error to the games' results and how often its sign names the
+    winner, at positions of a decided game (a shared win or a capped game has result 0)."""
+    import torch
+
+    p = Positions(*(np.concatenate(column) for column in zip(*records)))
+    with torch.no_grad():
+        observations = torch.from_numpy(p.observations)
+        log_probs = torch.log_softmax(masked_logits(net["pi"](observations), torch.from_numpy(p.masks)), 1).numpy()
+        value = net["vf"](observations).squeeze(1).clamp(-1, 1).numpy()
+    choice, decided = p.masks.sum(axis=1) > 1, p.results != 0
+    targets = p.policies[choice]
+    entropy = -(targets * np.log(np.where(targets > 0, targets, 1))).sum(axis=1)
+    agree = log_probs[choice].argmax(axis=1) == targets.argmax(axis=1)
+    return {"fresh/policy_cross_entropy": _mean(-(targets * log_probs[choice]).sum(axis=1)),
+            "fresh/target_entropy": _mean(entropy), "fresh/agreement": _mean(agree),
+            "fresh/value_mse": _mean((value - p.results) ** 2),
+            "fresh/value_sign_accuracy": _mean(np.sign(value[decided]) == p.results[decided])}
+
+
+def _mean(x: np.ndarray) -> float:
+    """The mean, NaN for no rows (an iteration of capped games has no decided result), without numpy's warning."""
+    return float(x.mean()) if x.size else float("nan")
 
 
 def losses(net: torch.nn.ModuleDict, observations: torch.Tensor, masks: torch.Tensor, policies: torch.Tensor,

@@ -56,7 +56,7 @@ from tabletop_rl.train.selfplay import (
     numpy_net,
     warm_start,
 )
-from tabletop_rl.train.splendor_az import Positions, losses, value_targets
+from tabletop_rl.train.splendor_az import Positions, losses, positions_from, value_targets
 
 if TYPE_CHECKING:
     import torch
@@ -179,8 +179,9 @@ def label_game(student: Net, index: int, setup: Labelling) -> tuple[Positions, i
         seats.append(seat)
         game.step(action)
     seat_array = np.array(seats, np.int64)
+    results = value_targets(game.winners, game.is_truncated, seat_array, setup.players)
     return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
-                     seat_array, value_targets(game.winners, game.is_truncated, seat_array, setup.players)), index
+                     seat_array, results, results), index
 
 
 def _target(teacher: Policy, action: int, mask: np.ndarray) -> np.ndarray:
@@ -227,9 +228,9 @@ def load_positions(folder: Path) -> tuple[Positions, np.ndarray]:
     parts = []
     for f in files:
         with np.load(f) as saved:
-            parts.append({name: saved[name] for name in ("games", *Positions._fields)})
-    positions = Positions(*(np.concatenate([p[name] for p in parts]) for name in Positions._fields))
-    return positions, np.concatenate([p["games"] for p in parts])
+            parts.append((positions_from(saved), saved["games"]))
+    positions = Positions(*(np.concatenate(column) for column in zip(*(p for p, _ in parts))))
+    return positions, np.concatenate([games for _, games in parts])
 
 
 def label(student: Net, indices: list[int], setup: Labelling, folder: Path, pool: Executor | None,

@@ -270,3 +270,28 @@ def test_az_takes_the_blend_as_spec_options():
     assert (policy.mix, policy.rollout_depth, policy.simulations) == (0.25, 3, 20)
     with pytest.raises(ValueError, match="mix must be in"):
         make_policy("az:default,mix=2", game="splendor")
+
+
+def constant_value_net(value: float) -> object:
+    """A network whose value for the seat to move is ``value`` everywhere (and whose policy is uniform)."""
+    net = random_net(hidden=(8,), seed=0)
+    return net._replace(value_weights=tuple(np.zeros_like(w) for w in net.value_weights),
+                        value_biases=(*net.value_biases[:-1], np.array([value], np.float32)))
+
+
+@pytest.mark.parametrize(("leaf", "root"), [(1.0, -1.0), (-1.0, 1.0), (0.5, -0.5), (0.0, 0.0)])
+def test_the_root_value_is_the_searchers_mean_over_its_moves(leaf, root):
+    """At the deal no one can hold ten tokens, so after a root move the other seat is to move: a network that rates
+    every position ``leaf`` for the seat to move, scoring the root and then one root move (two simulations), makes
+    the searcher's root value ``-leaf``; with ``leaf`` = 1 first-play urgency sends each of the next simulations to
+    a new root move, each worth -1 to the searcher."""
+    for simulations in (2, 12) if leaf == 1.0 else (2,):
+        policy = PUCTPolicy(constant_value_net(leaf), simulations=simulations, seed=0)
+        decide(policy, SplendorGame(2, seed=3))
+        assert policy.root_visits().sum() == simulations - 1
+        assert policy.root_value() == pytest.approx(root, abs=1e-6)
+
+
+def test_the_root_value_before_any_search_is_refused():
+    with pytest.raises(ValueError, match="no root move was searched"):
+        PUCTPolicy(random_net(hidden=(8,)), simulations=8).root_value()

@@ -395,6 +395,17 @@ class PUCTPolicy(BasePolicy):
         children, visits = self.tree.arrays[0], self.tree.arrays[1]
         return np.where(children[0] >= 0, visits[np.maximum(children[0], 0)], 0)
 
+    def root_value(self) -> float:
+        """The searching seat's value of the root in [-1, 1] after the last search: the mean over its
+        simulations through the root moves (each child's value sum is for the seat that moved into it, the
+        searcher). A value target that does not wait for the game's end."""
+        children, visits, value = self.tree.arrays[0], self.tree.arrays[1], self.tree.arrays[2]
+        moves = children[0][children[0] >= 0]
+        total = int(visits[moves].sum())
+        if total == 0:
+            raise ValueError(f"{self.name}: no root move was searched, so the root has no value yet")
+        return 2.0 * float(value[moves].sum()) / total - 1.0
+
     def sampled(self, mask: np.ndarray) -> int:
         """A legal root move drawn with probability proportional to visits^(1/temperature) (the most visited
         one when no legal move was visited)."""
