@@ -18,6 +18,7 @@ import pytest
 
 import tabletop_rl
 from extra_skips import needs
+from policy_builds import count_builds
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
 from tabletop_rl.core.extras import install_hint
@@ -257,6 +258,23 @@ def test_a_default_player_that_cannot_be_built_is_named_with_the_reason_and_the_
     assert "[train]" in lines[0] and "pip install" in lines[0]
 
 
+def test_the_default_lineup_is_chosen_without_building_a_policy(monkeypatch, capsys):
+    """Choosing the lineup asks the registry whether each policy can load; building them (loading az's network)
+    is the run's, once."""
+    from tabletop_rl.cli import _default_players
+
+    builds = count_builds(monkeypatch)
+    assert len(_default_players("splendor")) == 5 and capsys.readouterr().err == ""
+    assert not builds, f"built to choose the lineup: {dict(builds)}"
+
+
+def test_a_default_arena_builds_each_policy_once(tmp_path, monkeypatch):
+    builds = count_builds(monkeypatch)
+    assert main(["arena", "space-conquest", "--games", "2", "--jobs", "1", "--out", str(tmp_path / "run")]) == 0
+    assert len(load_games(tmp_path / "run")) == 2
+    assert builds["heuristic"] == 1, f"heuristic built {builds['heuristic']} times"
+
+
 def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):
     from tabletop_rl.cli import _default_players
 
@@ -449,8 +467,8 @@ def test_a_bad_spec_error_leads_with_the_problem():
 
 
 def test_an_arena_with_its_players_named_builds_no_default_lineup(tmp_path, monkeypatch, capsys):
-    """Building the default lineup loads its models (torch, seconds): a run that names its players, or resumes
-    a run that named them, must not pay for it."""
+    """Choosing the default lineup reads its models' files and may leave some out with a note: a run that names
+    its players, or resumes a run that named them, must do neither."""
     def refuse(game: str) -> list[str]:
         raise AssertionError(f"the default lineup of {game} was built")
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tabletop_rl.agents import make_policy, split_specs
+from tabletop_rl.agents import split_specs, why_unavailable
 from tabletop_rl.agents.llm.client import API_KEY_ENV, LLMError
 from tabletop_rl.arena import default_out_dir, format_table, load_games, run_arena
 from tabletop_rl.arena.results import read_config
@@ -133,7 +133,7 @@ def _arena(args: argparse.Namespace) -> int:
     chosen = _run_arguments(args, given, {"games": _DEFAULT_GAMES, "seed": 0, "num_players": 2, "options": {}})
     if args.address is not None and args.backend != "ray":
         raise _UsageError("--address needs --backend ray")
-    if chosen["players"] is None:  # only now: making each default policy loads its model (a network, numba)
+    if chosen["players"] is None:  # only now: asking whether each default policy can load reads its model's file
         chosen["players"] = _default_players(args.game)
     out = args.out or default_out_dir(args.game)
     go_on = f"tabletop arena {args.game} --out {shlex.quote(str(out))} --resume"
@@ -186,14 +186,13 @@ def _played_status(summary: dict, resume: str, prog: str) -> int:
 
 
 def _default_players(game: str) -> list[str]:
-    """The default lineup, less any policy this installation cannot build; each one left out is named on stderr
-    with the reason (its error names the fix)."""
+    """The default lineup, less any policy the registry says cannot load here (asked without building it: the run
+    builds each once); each one left out is named on stderr with the reason (its error names the fix)."""
     available = []
     for spec in _DEFAULT_PLAYERS[game]:
-        try:
-            make_policy(spec, game=policy_game(game), seed=0)
-        except ValueError as e:
-            print(f"{spec} is left out of the default line-up: {e}", file=sys.stderr)
+        reason = why_unavailable(spec, policy_game(game))
+        if reason is not None:
+            print(f"{spec} is left out of the default line-up: {reason}", file=sys.stderr)
             continue
         available.append(spec)
     return available

@@ -148,7 +148,7 @@ def _busy_workers() -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(b"ray::play_match"):
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(b"ray::_play_in_worker"):
                 pids.append(int(entry.name))
         except OSError:
             continue

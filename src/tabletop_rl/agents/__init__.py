@@ -21,6 +21,7 @@ from tabletop_rl.agents.registry import (
     parse_spec,
     register_policy,
     split_specs,
+    why_unavailable,
 )
 from tabletop_rl.core.policy import BasePolicy, Policy, PolicyStats, SeededPolicy
 
@@ -43,4 +44,5 @@ __all__ = [
     "parse_spec",
     "register_policy",
     "split_specs",
+    "why_unavailable",
 ]

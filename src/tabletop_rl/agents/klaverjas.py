@@ -9,12 +9,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.agents.search.klaverjas import SearchPolicy
+from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.games.klaverjas.baselines import HeuristicPolicy, ModelPolicy
 
 __all__: list[str] = []
 
+
+def _model_problem(options: dict[str, Any]) -> str | None:
+    """Why ``model`` cannot load its file here (``why_unavailable``), without reading it."""
+    try:
+        return M.load_problem(M.model_file(options["path"]))
+    except ValueError as e:
+        return str(e)
+
+
 register_policy("klaverjas", "heuristic", HeuristicPolicy)
-register_policy("klaverjas", "model", ModelPolicy, (Option("path", str, "packaged"),))
+register_policy("klaverjas", "model", ModelPolicy, (Option("path", str, "packaged"),), check=_model_problem)
 register_policy("klaverjas", "search", SearchPolicy, (Option("samples", int, 12), Option("objective", str, "score")))

@@ -34,14 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.extras import missing_extra
-from tabletop_rl.core.files import read_regular_file, replace_file, shown_path
+from tabletop_rl.core.extras import installed, missing_extra
+from tabletop_rl.core.files import file_problem, read_regular_file, replace_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
 
 __all__ = ["ARRAYS_FORMAT", "CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy",
            "build_network", "check_meta", "export_arrays", "export_model", "is_checkpoint", "load_checkpoint",
-           "masked_logits", "network_state", "read_meta", "save_checkpoint", "save_model", "sb3_as_layers"]
+           "masked_logits", "model_problem", "network_state", "read_meta", "save_checkpoint", "save_model",
+           "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
@@ -50,10 +51,34 @@ ARRAYS_FORMAT = "tabletop-net/1"
 #: The logit of an illegal action: exp() of it is exactly 0 in float32, and unlike -inf it keeps
 #: ``probs * log_probs`` (the entropy) finite, so no NaN reaches the gradients.
 ILLEGAL_LOGIT = -1e8
+#: What reading each kind of model file imports (an ``export_arrays`` file: numpy alone).
+_CHECKPOINT_MODULES = ("torch",)
+_SB3_MODULES = ("torch", "sb3_contrib")
+#: What needs them, in the message that asks for the [train] extra.
+_NETWORK_POLICIES = "a policy with a network (ppo, az)"
 #: The largest model file read, and the most its zip may unpack to: the shipped models are 1.2 MB (``az``) and
 #: 4.2 MB (``ppo``), a training checkpoint with Adam's moments is three times its network; a file past this (or
 #: one that is not a regular file, such as ``/dev/zero``) is refused before it is read.
 MAX_MODEL_BYTES = 256 << 20
+
+
+def model_problem(path: str | Path) -> str | None:
+    """Why a ``ppo:``/``az:`` policy cannot load the model at ``path`` here, found without reading its networks: the
+    file is missing or is no regular file, or its kind needs a module that is not installed (torch for a ``.pt``
+    checkpoint, torch and sb3-contrib for a MaskablePPO zip); the message is the one loading it would give. ``None``
+    when it is worth loading (a damaged file is found then)."""
+    path = Path(path)
+    problem = file_problem(path, MAX_MODEL_BYTES, "ppo model")
+    if problem is not None:
+        return problem
+    try:
+        with zipfile.ZipFile(path) as z:  # reads the zip's directory, not its members
+            names: list[str] | None = z.namelist()
+    except (zipfile.BadZipFile, OSError):
+        names = None
+    needed = () if _is_arrays(names) else _CHECKPOINT_MODULES if _is_checkpoint(path, names) else _SB3_MODULES
+    missing = [module for module in needed if not installed(module)]
+    return missing_extra(missing[0], _NETWORK_POLICIES, "train") if missing else None
 
 
 def _torch() -> Any:
@@ -61,7 +86,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as e:
-        raise ValueError(missing_extra(e.name or "torch", "a policy with a network (ppo, az)", "train")) from None
+        raise ValueError(missing_extra(e.name or "torch", _NETWORK_POLICIES, "train")) from None
     return torch
 
 
@@ -70,7 +95,7 @@ def _sb3() -> tuple[Any, Any]:
         import torch
         from sb3_contrib import MaskablePPO
     except ImportError as e:
-        raise ValueError(missing_extra(e.name or "sb3_contrib", "a policy with a network (ppo, az)", "train")) from None
+        raise ValueError(missing_extra(e.name or "sb3_contrib", _NETWORK_POLICIES, "train")) from None
     return torch, MaskablePPO
 
 

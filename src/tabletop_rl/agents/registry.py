@@ -6,7 +6,8 @@ label tables and plots show for it (``LABEL_OPTION``); it is kept in the spec an
 policy's constructor. There is no default game: every lookup
 names one. Each game's policies are registered by its registration module in this layer
 (``GAME_POLICY_MODULES``: ``tabletop_rl.agents.splendor`` ...), imported on first use of the game;
-the ones registered for ``ANY_GAME`` (``random``) serve every game.
+the ones registered for ``ANY_GAME`` (``random``) serve every game. ``why_unavailable`` says whether a spec can
+load here without building it (no network is read).
 
 >>> policy = make_policy("random", game="splendor", seed=0)
 >>> policy.name, policy.act(None, [False, True, True], {}) in (1, 2)
@@ -22,12 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabletop_rl.core.extras import installed
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import Policy
 
 __all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "MAX_SPEC_CHARS", "Option", "PolicyEntry", "PolicySpec",
            "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy",
-           "split_specs"]
+           "split_specs", "why_unavailable"]
 
 ANY_GAME = "*"
 #: The option every policy takes: its label in tables and plots (``mcts:simulations=50,name=fast``).
@@ -82,15 +84,21 @@ class Option:
         return f"{self.name}={_format_value(self.default)}"
 
 
+#: A policy's own check that it can load here, given all its options: why not (a file that is not there, an extra
+#: its model's format needs), without building it; ``None`` when nothing stands in the way.
+Check = Callable[[dict[str, Any]], str | None]
+
+
 @dataclass(frozen=True)
 class PolicyEntry:
     """A registered policy. ``factory(name=spec, seed=seed, **options)`` builds it; a string
-    ``"module:attr"`` is imported on first use."""
+    ``"module:attr"`` is imported on first use. ``check`` (if any) is its ``Check``, for ``why_unavailable``."""
 
     name: str
     factory: Callable[..., Policy] | str
     options: tuple[Option, ...] = ()
     positional: str | None = None
+    check: Check | None = None
 
     def usage(self) -> str:
         """E.g. ``expectiminimax[:depth=3,budget_ms=100.0]`` or ``ppo:PATH``."""
@@ -106,8 +114,10 @@ _REGISTRY: dict[str, dict[str, PolicyEntry]] = {}
 
 
 def register_policy(game: str, name: str, factory: Callable[..., Policy] | str,
-                    options: tuple[Option, ...] = (), positional: str | None = None) -> None:
-    """Make ``name`` buildable by ``make_policy(..., game=game)`` (``ANY_GAME``: every game).
+                    options: tuple[Option, ...] = (), positional: str | None = None,
+                    check: Check | None = None) -> None:
+    """Make ``name`` buildable by ``make_policy(..., game=game)`` (``ANY_GAME``: every game); ``check`` is how
+    ``why_unavailable`` asks whether it can load without building it (a policy that reads a file has one).
 
     >>> register_policy("demo", "first", lambda name, seed: None)
     >>> "first" in known_policies("demo")
@@ -121,7 +131,7 @@ def register_policy(game: str, name: str, factory: Callable[..., Policy] | str,
         raise ValueError(f"option {LABEL_OPTION!r} of {name!r} is taken: every policy's {LABEL_OPTION}= is its label")
     if positional is not None and positional not in {o.name for o in options}:
         raise ValueError(f"positional option {positional!r} of {name!r} is not among its options")
-    _REGISTRY.setdefault(game, {})[name] = PolicyEntry(name, factory, tuple(options), positional)
+    _REGISTRY.setdefault(game, {})[name] = PolicyEntry(name, factory, tuple(options), positional, check)
 
 
 def known_games() -> list[str]:
@@ -301,6 +311,34 @@ def make_policy(spec: str, game: str, seed: int | None = None) -> Policy:
     return factory(name=parsed.text, seed=seed, **parsed.options)
 
 
+def why_unavailable(spec: str, game: str) -> str | None:
+    """Why ``make_policy(spec, game=game)`` would fail here, found without building the policy (no network is read,
+    nothing is compiled), in the words building it would use: a bad spec (an unknown policy, an option it lacks), a
+    factory whose module is not installed, or what the policy's own check finds (a model file that is not there, the
+    extra its format needs). ``None`` when nothing stands in the way; a file that is there but damaged is found
+    only by building.
+
+    >>> why_unavailable("greedy", "splendor") is None
+    True
+    >>> why_unavailable("ppo:no-such-model.zip", "splendor")
+    "ppo model 'no-such-model.zip' does not exist"
+    """
+    try:
+        parsed = parse_spec(spec, game)
+    except ValueError as e:
+        return str(e)
+    entry = parsed.entry
+    if isinstance(entry.factory, str):
+        module_name = entry.factory.partition(":")[0]
+        if not installed(module_name):
+            return _not_installed(entry, game, module_name)
+    return entry.check(parsed.options) if entry.check is not None else None
+
+
+def _not_installed(entry: PolicyEntry, game: str, module_name: str) -> str:
+    return f"policy {entry.name!r} is not available for {game} ({module_name} is not installed)"
+
+
 def _resolve(entry: PolicyEntry, game: str) -> Callable[..., Policy]:
     """The entry's factory, importing a ``"module:attr"`` factory on first use."""
     factory = entry.factory
@@ -312,8 +350,7 @@ def _resolve(entry: PolicyEntry, game: str) -> Callable[..., Policy]:
     except ModuleNotFoundError as e:
         if e.name != module_name:
             raise
-        raise ValueError(f"policy {entry.name!r} is not available for {game} "
-                         f"({module_name} is not installed)") from None
+        raise ValueError(_not_installed(entry, game, module_name)) from None
     if not hasattr(module, attr):
         raise ValueError(f"policy {entry.name!r} is not available for {game} ({module_name} has no {attr})")
     return getattr(module, attr)

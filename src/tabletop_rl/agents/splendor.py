@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from tabletop_rl.agents.llm.policy import LLM_OPTIONS, LLMPolicy
-from tabletop_rl.agents.ppo import PPOPolicy, check_meta, network_state, read_meta
+from tabletop_rl.agents.ppo import PPOPolicy, check_meta, model_problem, network_state, read_meta
 from tabletop_rl.agents.registry import Option, register_policy
 from tabletop_rl.agents.search.splendor import ExpectiminimaxPolicy, MCTSPolicy
 from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, net_from_state_dict
@@ -44,9 +45,22 @@ def default_az_model_path() -> Path:
     return Path(str(resources.files("tabletop_rl") / "data" / _DEFAULT_AZ_MODEL))
 
 
+def _model_file(path: str, default: Path) -> Path:
+    """The file a ``ppo:``/``az:`` spec's path names: ``default`` is the shipped network's arrays."""
+    return default.with_suffix(".npz") if path == "default" else Path(path)
+
+
+def _ppo_problem(options: dict[str, Any]) -> str | None:
+    return model_problem(_model_file(options["path"], default_ppo_model_path()))
+
+
+def _az_problem(options: dict[str, Any]) -> str | None:
+    return model_problem(_model_file(options["path"], default_az_model_path()))
+
+
 def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: str = "default") -> PPOPolicy:
     """The ``ppo:PATH`` policy (``ppo:default``: the shipped 2-player model's arrays), layout version checked."""
-    resolved = default_ppo_model_path().with_suffix(".npz") if path == "default" else Path(path)
+    resolved = _model_file(path, default_ppo_model_path())
     meta = read_meta(resolved)
     expected = {"game": "splendor", "observation_version": OBSERVATION_VERSION}
     check_meta(meta, expected, resolved)
@@ -60,7 +74,7 @@ def _load_az_policy(name: str, seed: int | None = None, path: str = "default", s
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
     ``tabletop train splendor``, a MaskablePPO zip or either exported as arrays (``az:default``: the shipped
     network of ``--algo az``, as arrays)."""
-    resolved = default_az_model_path().with_suffix(".npz") if path == "default" else Path(path)
+    resolved = _model_file(path, default_az_model_path())
     meta, state = network_state(resolved)
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
@@ -81,11 +95,12 @@ register_policy("splendor", "mcts", MCTSPolicy,
 register_policy("splendor", "llm", LLMPolicy, LLM_OPTIONS)
 # A saved model (tabletop train splendor: .pt; --algo sb3: .zip; torch and sb3-contrib load them) or its networks
 # exported as arrays (.npz, numpy alone: ppo:default).
-register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path")
+register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "default"),), positional="path",
+                check=_ppo_problem)
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
 # alone); az:default searches with the shipped network trained by search-guided self-play. A leaf's value is
 # mixed with greedy's after rollout_depth greedy turns (mix=0: the network's alone); docs/agents.md has why.
 register_policy("splendor", "az", _load_az_policy,
                 (Option("path", str, "default"), Option("simulations", int, 700), Option("budget_ms", float, None),
                  Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4)),
-                positional="path")
+                positional="path", check=_az_problem)

@@ -41,6 +41,7 @@ import tabletop_rl.agents.llm.client as llm_client
 from tabletop_rl.agents import parse_spec
 from tabletop_rl.agents.llm.client import is_loopback, key_env_vars
 from tabletop_rl.agents.llm.policy import server_defaults
+from tabletop_rl.arena.lineup import Lineup
 from tabletop_rl.arena.schedule import Match
 from tabletop_rl.games import policy_game
 
@@ -58,8 +59,9 @@ _FILE_OPTIONS = ("path", "cache")
 _CACHE_OPTION = "cache"
 _DISTRIBUTION = "tabletop-rl"
 
-#: Plays one game: ``runner.play_match(game, match, num_players, max_plies, options)``.
-PlayMatch = Callable[[str, Match, int, int | None, dict[str, Any] | None], dict[str, Any]]
+#: Plays one game in a worker: ``runner._play_in_worker(game, match, num_players, max_plies, options)``, with the
+#: policies that thread of the worker builds and keeps (``lineup.worker_lineup``: policies do not travel).
+PlayMatch = Callable[[str, Match, int, int | None, dict[str, Any]], dict[str, Any]]
 
 
 class GameLostError(ValueError):
@@ -381,17 +383,17 @@ class _Pool:
 def ray_games(address: str | None, game: str, specs: list[str], llm_specs: list[str], play: PlayMatch,
               stream: IO[str] | None) -> Iterator[Callable[..., Iterator[dict[str, Any]]]]:
     """Join Ray, check every node (``_check_nodes``), and give the function that plays games there: the same
-    arguments and records as ``runner._play_all``, with ``jobs`` the games in flight on the cluster."""
+    arguments and records as ``runner._play_all``, with ``jobs`` the games in flight on the cluster; the lineup's
+    settings go to the workers, which build their own policies (``play``)."""
     files, caches = _spec_files(specs, game)
     with _connected(address, stream):
         _check_nodes(files, caches)
 
-        def play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None,
-                     options: dict[str, Any], jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
+        def play_all(todo: list[Match], lineup: Lineup, jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
             in_flight = min(jobs, len(todo))
             llm_games = sum(1 for m in todo if not set(llm_specs).isdisjoint(m.seats))
             workers = math.ceil(min(in_flight, llm_games) / _LLM_GAMES_PER_WORKER)
-            pool = _Pool(play, llm_specs, workers, game, (num_players, max_plies, options))
+            pool = _Pool(play, llm_specs, workers, lineup.game, (lineup.num_players, lineup.max_plies, lineup.options))
             queue = deque(todo)
             try:
                 while queue or pool.pending:

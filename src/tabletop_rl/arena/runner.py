@@ -1,5 +1,5 @@
 """Run a tournament: schedule the games, play them in worker processes (or on Ray: ``arena/ray_backend.py``),
-append each to ``games.jsonl``.
+append each to ``games.jsonl``. Each policy is built once here and handed on as a value (``arena/lineup.py``).
 
 >>> summary = run_arena(players=["random", "greedy"], games=2, jobs=1, out=tmp_dir(), progress=False)
 >>> summary["games"]
@@ -28,12 +28,14 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.llm.client import FatalLLMError, LLMUnavailableError
 from tabletop_rl.agents.llm.policy import ForfeitError
 from tabletop_rl.arena.labels import check_labels
+from tabletop_rl.arena.lineup import Lineup, worker_lineup
 from tabletop_rl.arena.report import write_report
 from tabletop_rl.arena.results import GAMES_FILE, RunFolderError, append_game, hold_run_folder, open_games, prepare_run
 from tabletop_rl.arena.schedule import Match, check_players, derive_seed, schedule
-from tabletop_rl.arena.warmup import check_policies, warm_policy
+from tabletop_rl.arena.warmup import check_policies
 from tabletop_rl.core.extras import install_hint
 from tabletop_rl.core.game import policy_answer, step_entry
+from tabletop_rl.core.policy import Policy
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.seeding import check_seed
 from tabletop_rl.games import check_options, game_class, policy_game
@@ -44,9 +46,6 @@ __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
 BACKENDS = ("process", "ray")
 #: Read by Ray when it is imported: "0" makes a local instance bind to 127.0.0.1 only.
 _RAY_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-
-# Per process and thread (LLM games run in threads): built once, reset with a fresh seed every game.
-_POLICIES: dict[tuple[str, str, int], Any] = {}
 
 
 class _Abandoned(BaseException):
@@ -63,35 +62,26 @@ def tmp_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="tabletop-arena-"))
 
 
-def _canonical_players(players: Sequence[str], game: str, num_players: int) -> list[str]:
-    """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
-    names = []
+def _canonical_players(players: Sequence[str], game: str, num_players: int) -> dict[str, Policy]:
+    """Each spec built, once (so a bad spec fails before any game), by the name the policy gives itself (its
+    canonical spec), in the order given."""
+    names, policies = [], {}
     for spec in players:
         policy = make_policy(spec, game=policy_game(game), seed=0)
         names.append(policy.name)
-        _POLICIES[(game, policy.name, threading.get_ident())] = policy
-    check_players(names, num_players)
+        policies[policy.name] = policy
+    check_players(names, num_players)  # refuses a policy named twice, before the dict keeps one of them
     check_labels(names)
-    return names
-
-
-def _policy_for(game: str, spec: str, num_players: int, max_plies: int | None,
-                options: dict[str, Any] | None) -> Any:
-    """This thread's policy for ``spec``; one built here first plays an untimed move (``warm_policy``), so a
-    worker's first timed move holds no loading or compiling of kernels."""
-    key = (game, spec, threading.get_ident())
-    if key not in _POLICIES:
-        policy = make_policy(spec, game=policy_game(game), seed=0)
-        warm_policy(policy, game, num_players, max_plies, options or {})
-        _POLICIES[key] = policy
-    return _POLICIES[key]
+    return policies
 
 
 def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
-               options: dict[str, Any] | None = None, stop: threading.Event | None = None) -> dict[str, Any]:
+               options: dict[str, Any] | None = None, stop: threading.Event | None = None,
+               lineup: Lineup | None = None) -> dict[str, Any]:
     """Play one scheduled game to its end and return its record; a policy that raises ends the game
     and is recorded in ``error`` (with the seat in ``error_seat``) instead of propagating. Once ``stop`` is set
-    the game is given up before its next decision (``_Abandoned``).
+    the game is given up before its next decision (``_Abandoned``). ``lineup`` gives each seat's policy by its spec
+    (``None``: built, and warmed, for this game alone).
 
     ``options`` are the game's (its ``option_names``). Each seat's policy is reset with
     ``derive_seed(match.seed, seat)``, so the record's seed, options and seats replay the same game (for
@@ -100,16 +90,25 @@ def play_match(game: str, match: Match, num_players: int, max_plies: int | None,
     up to ``VOID_RERUNS`` times and otherwise comes back with ``void`` set; a refused request
     (``FatalLLMError``) stops the run.
     """
-    record, reruns = _play_once(game, match, num_players, max_plies, options, stop), 0
+    lineup = lineup if lineup is not None else Lineup(game, num_players, max_plies, options or {})
+    record, reruns = _play_once(game, match, num_players, max_plies, options, stop, lineup), 0
     while record.get("void") and reruns < arena_llm.VOID_RERUNS:
-        record, reruns = _play_once(game, match, num_players, max_plies, options, stop), reruns + 1
+        record, reruns = _play_once(game, match, num_players, max_plies, options, stop, lineup), reruns + 1
     if reruns:
         record["void_reruns"] = reruns
     return record
 
 
+def _play_in_worker(game: str, match: Match, num_players: int, max_plies: int | None,
+                    options: dict[str, Any]) -> dict[str, Any]:
+    """``play_match`` in a worker process (the pool's, Ray's), with the policies this thread of it keeps for the
+    run's settings (``worker_lineup``)."""
+    return play_match(game, match, num_players, max_plies, options,
+                      lineup=worker_lineup(game, num_players, max_plies, options))
+
+
 def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
-               options: dict[str, Any] | None, stop: threading.Event | None) -> dict[str, Any]:
+               options: dict[str, Any] | None, stop: threading.Event | None, lineup: Lineup) -> dict[str, Any]:
     start = time.perf_counter()
     state = game_class(game).new(match.seed, num_players, max_plies, **(options or {}))
     n = len(match.seats)
@@ -117,7 +116,7 @@ def _play_once(game: str, match: Match, num_players: int, max_plies: int | None,
     seat, error, trace, policies, notes, forfeit, void = -1, None, None, [], [], None, None
     try:
         for seat, spec in enumerate(match.seats):
-            policies.append(_policy_for(game, spec, num_players, max_plies, options))
+            policies.append(lineup.policy(spec))
             reset = getattr(policies[-1], "reset", None)
             if reset is not None:
                 reset(derive_seed(match.seed, seat))
@@ -185,14 +184,15 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     seed = check_seed(seed)
     _check_backend(backend, address)
-    names = _canonical_players(players, game, num_players)
+    built = _canonical_players(players, game, num_players)
+    names = list(built)
     cap = max_plies if max_plies is not None else rules.default_max_plies
     stream = (log or sys.stderr) if progress else None
     # Before anything is written: refuse a policy that cannot play this game, and compile in this process
     # so the workers load numba's cache rather than each compiling again.
-    check_policies(game, {name: _POLICIES[(game, name, threading.get_ident())] for name in names}, num_players,
-                   cap, options, stream)
-    llm = [name for name in names if arena_llm.is_llm(_POLICIES[(game, name, threading.get_ident())])]
+    check_policies(game, built, num_players, cap, options, stream)
+    llm = [name for name, policy in built.items() if arena_llm.is_llm(policy)]
+    lineup = Lineup(game, num_players, cap, options, built)
     matches = schedule(names, games, seed, num_players)
     out = Path(out) if out is not None else default_out_dir(game)
     config: dict[str, Any] = {"game": game, "players": names, "games": games, "seed": seed,
@@ -211,7 +211,7 @@ def run_arena(game: str = "splendor", players: Sequence[str] = ("random", "greed
             # the first game of each worker carries its start-up: the time left is measured after them
             bar = Progress(len(matches), len(done), stream=log, settle=min(jobs, max(len(todo), 1)))
         with open_games(out) as fh:
-            for record in play_all(todo, game, num_players, cap, options, jobs, bool(llm)):
+            for record in play_all(todo, lineup, jobs, bool(llm)):
                 if not record.get("void"):  # a void game is not written, so --resume plays it again
                     append_game(fh, record)
                 records.append(record)
@@ -247,7 +247,7 @@ def _games_on(backend: str, address: str | None, game: str, specs: list[str], ll
         if (e.name or "").partition(".")[0] != "ray":
             raise
         raise ValueError(f"backend ray needs Ray, which is not installed: {install_hint('ray')}") from None
-    return ray_backend.ray_games(address, game, specs, llm, play_match, stream)
+    return ray_backend.ray_games(address, game, specs, llm, _play_in_worker, stream)
 
 
 def _scheduled_in(matches: list[Match], game: str) -> Callable[[dict[str, Any]], str | None]:
@@ -267,24 +267,28 @@ def _scheduled_in(matches: list[Match], game: str) -> Callable[[dict[str, Any]],
     return check
 
 
-def _play_all(todo: list[Match], game: str, num_players: int, max_plies: int | None, options: dict[str, Any],
-              jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
-    """Records as games finish: in this process for ``jobs=1``, else in ``jobs`` spawned workers, or
-    ``jobs`` threads when ``threads`` (LLM players wait on the network, not the CPU)."""
+def _play_all(todo: list[Match], lineup: Lineup, jobs: int, threads: bool = False) -> Iterator[dict[str, Any]]:
+    """Records as games finish, played under ``lineup``'s settings: in this process for ``jobs=1``, with its
+    policies, else in ``jobs`` spawned workers, each building its own (``worker_lineup``), or ``jobs`` threads when
+    ``threads`` (LLM players wait on the network, not the CPU), the first with ``lineup``'s policies and each other
+    with its own."""
+    game, num_players, max_plies, options = lineup.game, lineup.num_players, lineup.max_plies, lineup.options
     if jobs == 1 or len(todo) <= 1:
         for match in todo:
-            yield play_match(game, match, num_players, max_plies, options)
+            yield play_match(game, match, num_players, max_plies, options, lineup=lineup)
         return
+    workers = min(jobs, len(todo))
     if threads:
-        yield from _in_threads(lambda match, stop: play_match(game, match, num_players, max_plies, options, stop),
-                               todo, jobs)
+        def play(match: Match, stop: threading.Event, own: Lineup) -> dict[str, Any]:
+            return play_match(game, match, num_players, max_plies, options, stop, own)
+
+        yield from _in_threads(play, todo, [lineup, *(lineup.fresh() for _ in range(workers - 1))])
         return
     # spawn: numba and fork do not mix, and workers then start the same on every platform.
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn"),
-                               initializer=ignore_interrupt)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=ignore_interrupt)
     pending: set[Future] = set()
     try:
-        pending = {pool.submit(play_match, game, m, num_players, max_plies, options) for m in todo}
+        pending = {pool.submit(_play_in_worker, game, m, num_players, max_plies, options) for m in todo}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -307,34 +311,35 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
-def _in_threads(play: Callable[[Match, threading.Event], dict[str, Any]], todo: list[Match],
-                jobs: int) -> Iterator[dict[str, Any]]:
-    """Records as games finish, played by ``jobs`` daemon threads (``play(match, stop)``); a game's error is raised
-    here. When the caller stops reading (Ctrl-C, an error) the threads are told to stop and nobody waits for them:
-    a thread pool's would each finish its game at interpreter exit, still sending requests, while a daemon thread
-    does not hold the process, so an interrupted run ends at once and its requests in flight are abandoned (in a
-    process that lives on, each thread gives its game up at its next decision)."""
+def _in_threads(play: Callable[[Match, threading.Event, Lineup], dict[str, Any]], todo: list[Match],
+                lineups: list[Lineup]) -> Iterator[dict[str, Any]]:
+    """Records as games finish, played by one daemon thread per lineup (``play(match, stop, its lineup)``: threads
+    share no policy); a game's error is raised here. When the caller stops reading (Ctrl-C, an error) the threads
+    are told to stop and nobody waits for them: a thread pool's would each finish its game at interpreter exit, still
+    sending requests, while a daemon thread does not hold the process, so an interrupted run ends at once and its
+    requests in flight are abandoned (in a process that lives on, each thread gives its game up at its next
+    decision)."""
     matches: queue.SimpleQueue[Match] = queue.SimpleQueue()
     for match in todo:
         matches.put(match)
     done: queue.SimpleQueue[dict[str, Any] | BaseException] = queue.SimpleQueue()
     stop = threading.Event()
 
-    def work() -> None:
+    def work(lineup: Lineup) -> None:
         while not stop.is_set():
             try:
                 match = matches.get_nowait()
             except queue.Empty:
                 return
             try:
-                done.put(play(match, stop))
+                done.put(play(match, stop, lineup))
             except _Abandoned:
                 return
             except BaseException as e:  # for the reader to raise, as a pool's future would
                 done.put(e)
 
-    for number in range(min(jobs, len(todo))):
-        threading.Thread(target=work, name=f"arena-game-{number}", daemon=True).start()
+    for number, lineup in enumerate(lineups):
+        threading.Thread(target=work, args=(lineup,), name=f"arena-game-{number}", daemon=True).start()
     try:
         for _ in todo:
             finished = done.get()

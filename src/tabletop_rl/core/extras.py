@@ -14,7 +14,9 @@ CI tests. Every other extra installs in one step from the checkout, as the READM
 
 from __future__ import annotations
 
-__all__ = ["TORCH_CPU_INSTALL", "TRAIN_MODULES", "install_hint", "missing_extra"]
+import importlib.util
+
+__all__ = ["TORCH_CPU_INSTALL", "TRAIN_MODULES", "install_hint", "installed", "missing_extra"]
 
 #: torch's CPU build, the version CI tests, from torch's own index.
 TORCH_CPU_INSTALL = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
@@ -26,6 +28,19 @@ def install_hint(extra: str) -> str:
     """The shell command that installs ``extra`` into a checkout of the project."""
     command = f'pip install -e ".[{extra}]"'
     return f"{TORCH_CPU_INSTALL} && {command}" if extra == "train" else command
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported here, asked of the import system without importing it (a dotted name
+    imports its parent packages). A module set to ``None`` in ``sys.modules``, which makes its import raise, is not.
+
+    >>> installed("numpy"), installed("no_such_module_anywhere")
+    (True, False)
+    """
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package that is missing; a module loaded without a spec
+        return False
 
 
 def missing_extra(module: str, what: str, extra: str) -> str:

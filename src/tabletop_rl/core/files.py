@@ -30,7 +30,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-__all__ = ["check_save_target", "read_regular_file", "replace_file", "shown_path"]
+__all__ = ["check_save_target", "file_problem", "read_regular_file", "replace_file", "shown_path"]
 
 #: Characters of a path an error message shows: its end, where the file's name is.
 _PATH_SHOWN = 160
@@ -54,16 +54,12 @@ def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
     try:
         # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; a regular file ignores it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise ValueError(f"{what} {shown_path(path)} does not exist") from None
     except OSError as e:
-        raise ValueError(f"{what} {shown_path(path)} cannot be read ({e.strerror or type(e).__name__})") from None
-    info = os.fstat(fd)  # of the file opened, so it cannot be swapped after the check
-    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        raise ValueError(_unopened(path, e, what)) from None
+    problem = _refusal(path, os.fstat(fd), limit, what)  # of the file opened, so it cannot be swapped after the check
+    if problem is not None:
         os.close(fd)
-        problem = "is not a regular file" if not stat.S_ISREG(info.st_mode) else \
-            f"has {info.st_size} bytes, more than the {limit} allowed"
-        raise ValueError(f"{what} {shown_path(path)} {problem}")
+        raise ValueError(problem)
     with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(limit + 1)
@@ -72,6 +68,32 @@ def read_regular_file(path: str | Path, limit: int, what: str) -> bytes:
     if len(data) > limit:  # it grew while being read
         raise ValueError(f"{what} {shown_path(path)} has more than the {limit} bytes allowed")
     return data
+
+
+def file_problem(path: str | Path, limit: int, what: str) -> str | None:
+    """Why ``read_regular_file`` would refuse ``path``, in its words, found from the file's metadata alone (nothing
+    is read); ``None`` when it looks readable (a file that cannot be opened for want of permission is found by
+    reading it)."""
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        return _unopened(path, e, what)
+    return _refusal(path, info, limit, what)
+
+
+def _unopened(path: str | Path, error: OSError, what: str) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"{what} {shown_path(path)} does not exist"
+    return f"{what} {shown_path(path)} cannot be read ({error.strerror or type(error).__name__})"
+
+
+def _refusal(path: str | Path, info: os.stat_result, limit: int, what: str) -> str | None:
+    """Why a file of these metadata is not read: not a regular file, or larger than ``limit``."""
+    if not stat.S_ISREG(info.st_mode):
+        return f"{what} {shown_path(path)} is not a regular file"
+    if info.st_size > limit:
+        return f"{what} {shown_path(path)} has {info.st_size} bytes, more than the {limit} allowed"
+    return None
 
 
 def check_save_target(path: str | os.PathLike[str]) -> Path:

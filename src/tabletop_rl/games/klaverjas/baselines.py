@@ -154,10 +154,7 @@ class ModelPolicy(BasePolicy):
 
     def __init__(self, name: str = "model", seed: int | None = None, path: str = "packaged") -> None:
         super().__init__(name, seed)
-        resolved = M.packaged_model_path() if path == "packaged" else path
-        if resolved is None:
-            raise ValueError("model: no packaged model.txt; pass model:path=FILE")
-        self.model = M.load(resolved)
+        self.model = M.load(M.model_file(path))
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         state, _ = state_and_seat(info, "model")

@@ -35,17 +35,20 @@ from pathlib import Path
 
 import numpy as np
 
-from tabletop_rl.core.files import read_regular_file, shown_path
+from tabletop_rl.core.files import file_problem, read_regular_file, shown_path
 from tabletop_rl.core.game import quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
 
 __all__ = ["CARD_FEATURES", "FEATURES", "FORMAT", "MAX_MODEL_BYTES", "MLP", "STATE_FEATURES", "View", "canonical",
-           "card_features", "features", "load", "packaged_model_path", "played_before", "save", "suit_order"]
+           "card_features", "features", "load", "load_problem", "model_file", "packaged_model_path", "played_before",
+           "save", "suit_order"]
 
 FORMAT = "tabletop_rl.klaverjas.mlp/3"
 #: The largest model file ``load`` reads: the shipped model.txt is 0.5 MB.
 MAX_MODEL_BYTES = 16 << 20
+#: How messages about a model file name it.
+_WHAT = "klaverjas model"
 _CARD_ORDER = " ".join(R.card_name(c) for c in range(R.NUM_CARDS))
 #: Position inputs in order: (name, size); cards are canonical (``canonical``), seats relative to the seat to act.
 _FEATURE_PARTS = (
@@ -270,7 +273,7 @@ def save(model: MLP, path: str | Path) -> None:
 def load(path: str | Path) -> MLP:
     """Read a model written by ``save``; ``ValueError`` naming the file and the problem, also for a file that
     is not a regular file or is larger than ``MAX_MODEL_BYTES`` (refused before it is read)."""
-    data = read_regular_file(path, MAX_MODEL_BYTES, "klaverjas model")
+    data = read_regular_file(path, MAX_MODEL_BYTES, _WHAT)
     try:
         lines = data.decode().splitlines()
         header = dict(line.split(": ", 1) for line in lines[:6])
@@ -289,6 +292,23 @@ def load(path: str | Path) -> MLP:
         return MLP(weights, biases, meta)
     except (OSError, KeyError, IndexError, ValueError) as e:
         raise ValueError(f"cannot load model {shown_path(path)}: {quote(str(e))}") from None
+
+
+def load_problem(path: str | Path) -> str | None:
+    """Why ``load`` would refuse ``path`` before reading it (no such file, not a regular file, too large), in its
+    words; ``None`` when it is worth reading."""
+    return file_problem(path, MAX_MODEL_BYTES, _WHAT)
+
+
+def model_file(path: str) -> str | Path:
+    """The file the ``model`` policy's ``path`` names: ``packaged`` is the shipped model; ``ValueError`` when none
+    was shipped."""
+    if path != "packaged":
+        return path
+    packaged = packaged_model_path()
+    if packaged is None:
+        raise ValueError("model: no packaged model.txt; pass model:path=FILE")
+    return packaged
 
 
 def packaged_model_path() -> Path | None:
