@@ -36,7 +36,7 @@ from tabletop_rl.core.extras import install_hint
 from tabletop_rl.core.game import policy_answer, step_entry
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.seeding import check_seed
-from tabletop_rl.games import check_options, game_class, policy_game
+from tabletop_rl.games import check_options, game_class
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
 
@@ -67,7 +67,7 @@ def _canonical_players(players: Sequence[str], game: str, num_players: int) -> l
     """Each spec built once (so a bad spec fails before any game) and named as the policy names itself."""
     names = []
     for spec in players:
-        policy = make_policy(spec, game=policy_game(game), seed=0)
+        policy = make_policy(spec, game=game, seed=0)
         names.append(policy.name)
         _POLICIES[(game, policy.name, threading.get_ident())] = policy
     check_players(names, num_players)
@@ -81,7 +81,7 @@ def _policy_for(game: str, spec: str, num_players: int, max_plies: int | None,
     worker's first timed move holds no loading or compiling of kernels."""
     key = (game, spec, threading.get_ident())
     if key not in _POLICIES:
-        policy = make_policy(spec, game=policy_game(game), seed=0)
+        policy = make_policy(spec, game=game, seed=0)
         warm_policy(policy, game, num_players, max_plies, options or {})
         _POLICIES[key] = policy
     return _POLICIES[key]
