@@ -74,8 +74,8 @@ def _delegated() -> dict[tuple[str, str], str]:
 
 
 def _played_in_terminal() -> list[str]:
-    """The games ``tabletop play`` runs: in the package's terminal table (one seat, seeing only that seat: a
-    Klaverjas "player" in the arena is a team of two seats, so it is not offered), or with their own arguments."""
+    """The games ``tabletop play`` runs: in the package's terminal table (``GameEntry.terminal``: one seat, seeing
+    only that seat), or with their own arguments."""
     return [record.name for record in entries() if record.terminal or ("play", record.name) in record.commands]
 
 

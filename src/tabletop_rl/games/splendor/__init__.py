@@ -14,6 +14,8 @@ from tabletop_rl.games.registry import GameEntry, lazy_attribute
 ENTRY = GameEntry(
     name="splendor",
     game_class=f"{__name__}.game:SplendorGame",
+    # the baselines, search at small node budgets (reproducible, unlike time budgets), and the strongest agent,
+    # az (its shipped network is plain arrays: no torch needed)
     players=("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
              "az:default,simulations=200"),
     policies="tabletop_rl.agents.splendor",
