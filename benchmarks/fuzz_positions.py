@@ -1,6 +1,6 @@
 """Mutated positions against a game's loader: each is refused cleanly or plays to its end correctly.
 
-    python benchmarks/fuzz_positions.py [--game klaverjas|splendor|space-conquest|all] [--positions 3000]
+    python benchmarks/fuzz_positions.py [--game klaverjas|splendor|space_conquest|all] [--positions 3000]
         [--seed 0] [--max-moves 20000] [--timeout 20]
 
 Positions are reached by random legal play from fresh matches (Klaverjas under several option sets), written
@@ -38,7 +38,7 @@ import numpy as np
 
 from tabletop_rl.agents import make_policy
 from tabletop_rl.core.game import policy_answer
-from tabletop_rl.games import GAMES, game_class, policy_game
+from tabletop_rl.games import GAMES, game_class
 
 #: Values a mutated integer may take besides its neighbours: the boundaries that break unchecked loaders.
 BOUNDARY = (-(2**63), -(2**31), -2, -1, 0, 1, 2, 3, 4, 7, 8, 31, 32, 64, 1_000_000, 2**31 - 1, 2**63 - 1)
@@ -71,7 +71,7 @@ def start_position(name: str, rng: random.Random) -> str:
     options = dict(rng.choice(OPTION_SETS.get(name, [{}])))
     players = options.pop("num_players", game_class(name).player_counts[0])
     game = game_class(name).new(rng.randrange(2**31), players, None, **options)
-    policy = make_policy("random", game=policy_game(name), seed=rng.randrange(2**31))
+    policy = make_policy("random", game=name, seed=rng.randrange(2**31))
     for _ in range(rng.randrange(80)):
         moves = random_move(game, policy)
         if game.is_over or not moves:
@@ -128,7 +128,7 @@ def play_out(name: str, text: str, max_moves: int, seed: int) -> str:
         game = cls.from_json(text)
     except ValueError:
         return "refused"
-    policy, holds = make_policy("random", game=policy_game(name), seed=seed), INVARIANTS.get(name, lambda g: True)
+    policy, holds = make_policy("random", game=name, seed=seed), INVARIANTS.get(name, lambda g: True)
     try:
         for _ in range(max_moves):
             if not holds(game):

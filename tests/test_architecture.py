@@ -143,8 +143,11 @@ def layer(module: str) -> tuple[str, float]:
 
 
 def game_package(module: str) -> str | None:
+    """The game package (``games/<name>/``) that ``module`` belongs to; None outside one (``games/registry.py``
+    is the games layer's own module, not a game)."""
     parts = module.split(".")
-    return parts[2] if len(parts) > 2 and parts[1] == "games" else None
+    package = ".".join(parts[:3])
+    return parts[2] if len(parts) > 2 and parts[1] == "games" and package in MODULES and is_package(package) else None
 
 
 def runtime_graph() -> dict[str, dict[str, int]]:
@@ -387,7 +390,9 @@ def exported(tree: ast.Module) -> tuple[list[str], set[str]] | None:
     """``(__all__, the names in it provided on first use)`` of a module, None if it has no ``__all__``.
 
     ``__all__`` is a literal list of strings, which may expand a module-level literal (``*_LAZY``): in a module
-    with a ``__getattr__`` those names load on first use, so they need not be bound at import."""
+    with a ``__getattr__`` those names load on first use, so they need not be bound at import. There a starred
+    name may also be computed (the package root's, from the game records): its names are not known here, and
+    tests/games/test_registry.py checks them on import."""
     values = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
               for t in node.targets if isinstance(t, ast.Name)}
     values.update({node.target.id: node.value for node in tree.body  # __all__: list[str] = []
@@ -403,12 +408,15 @@ def exported(tree: ast.Module) -> tuple[list[str], set[str]] | None:
         if isinstance(item, ast.Constant) and isinstance(item.value, str):
             names.append(item.value)
             continue
-        expanded = (literal_strings(values[item.value.id]) if isinstance(item, ast.Starred)
-                    and isinstance(item.value, ast.Name) and item.value.id in values else None)
+        starred = item.value.id if isinstance(item, ast.Starred) and isinstance(item.value, ast.Name) else None
+        lazy_module = "__getattr__" in bound_names(tree.body)
+        expanded = literal_strings(values[starred]) if starred in values else None
+        if expanded is None and starred in values and lazy_module:
+            continue  # computed on import
         if expanded is None:
             raise AssertionError(f"__all__ holds {ast.unparse(item)}, which is not a string")
         names += expanded
-        if "__getattr__" in bound_names(tree.body):
+        if lazy_module:
             lazy |= set(expanded)
     return names, lazy
 
@@ -419,6 +427,10 @@ def test_the_surface_reader():
     assert bound_names(tree.body) == {"a", "e", "f", "_LAZY", "__getattr__", "__all__"}
     assert exported(tree) == (["d", "e", "f", "g"], {"g"})
     assert exported(ast.parse("x = 1")) is None
+    computed = "_LAZY = dict(f())\ndef __getattr__(name): ...\n__all__ = ['a', *_LAZY]\n"
+    assert exported(ast.parse(computed)) == (["a"], set())
+    with pytest.raises(AssertionError, match=r"__all__ holds \*_LAZY"):
+        exported(ast.parse(computed.replace("def __getattr__", "def other")))
 
 
 def test_every_module_has_all():

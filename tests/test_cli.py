@@ -3,6 +3,7 @@ terminal play driven through standard input, and replays."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -19,6 +20,7 @@ import pytest
 import tabletop_rl
 from extra_skips import needs
 from policy_builds import count_builds
+from tabletop_rl import games
 from tabletop_rl.arena import load_games
 from tabletop_rl.cli import main, split_specs
 from tabletop_rl.core.extras import install_hint
@@ -55,7 +57,7 @@ def test_every_command_has_help(command):
     (["play", "splendor", "--vs", "greedy,random"], "--vs names 2 policies for 1 opponent seats"),
     (["replay", "missing.jsonl"], "no such file"),
     (["arena", "space-conquest", "--players", "heuristic,random", "--num-players", "3"],
-     "space-conquest is played by 2 players, not 3"),
+     "space_conquest is played by 2 players, not 3"),
     (["arena", "space-conquest", "--players", "heuristic,greedy"], "bad policy spec 'greedy' for space_conquest"),
     (["arena", "klaverjas", "--options", "foo=1"], "klaverjas has no game option 'foo' (it has deals, rules"),
     (["arena", "splendor", "--options", "deals=2"], "splendor has no game option 'deals' (it has none)"),
@@ -251,7 +253,9 @@ def test_a_default_player_that_cannot_be_built_is_named_with_the_reason_and_the_
 
     monkeypatch.setitem(sys.modules, "torch", None)  # a .pt network needs torch, unimportable here
     checkpoint = f"az:{default_az_model_path()}"
-    monkeypatch.setitem(cli._DEFAULT_PLAYERS, "splendor", ("random", checkpoint, "greedy"))
+    registry = games.Registry()  # splendor alone, with this line-up
+    registry.register(dataclasses.replace(games.entry("splendor"), players=("random", checkpoint, "greedy")))
+    monkeypatch.setattr(games, "REGISTRY", registry)
     assert cli._default_players("splendor") == ["random", "greedy"]
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{checkpoint} is left out of the default line-up: "), lines
@@ -275,6 +279,18 @@ def test_a_default_arena_builds_each_policy_once(tmp_path, monkeypatch):
     assert builds["heuristic"] == 1, f"heuristic built {builds['heuristic']} times"
 
 
+def test_arena_with_no_players_plays_the_line_up_of_a_game_known_only_by_its_record(tmp_path, monkeypatch, capsys):
+    toy = games.GameEntry("toy", "tabletop_rl.games.splendor.game:SplendorGame", players=("random", "random:name=b"))
+    registry = games.REGISTRY.copy()  # the real registry is left as it was
+    registry.register(toy)
+    monkeypatch.setattr(games, "REGISTRY", registry)
+    out = tmp_path / "run"
+    assert main(["arena", "toy", "--games", "2", "--jobs", "1", "--out", str(out)]) == 0, capsys.readouterr().err
+    records = load_games(out)
+    assert len(records) == 2 and {r["game"] for r in records} == {"toy"}
+    assert sorted(records[0]["seats"]) == ["random", "random:name=b"]
+
+
 def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):
     from tabletop_rl.cli import _default_players
 
@@ -287,7 +303,7 @@ def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch
 def test_space_conquest_arena_in_worker_processes_then_replays_as_a_spectator_and_as_each_seat(tmp_path):
     from tabletop_rl.cli import _default_players
 
-    assert _default_players("space-conquest") == ["random", "heuristic"]
+    assert _default_players("space_conquest") == ["random", "heuristic"]
     out = tmp_path / "run"
     result = tabletop("arena", "space-conquest", "--players", "heuristic,random", "--games", "4", "--jobs", "2",
                       "--out", str(out))
@@ -515,14 +531,15 @@ def test_one_ctrl_c_ends_an_arena_at_once_without_waiting_for_the_games_its_work
 
 def _help_walk() -> list[list[str]]:
     """Every command line whose --help shows a parser: the top level, each command, each command's games."""
-    from tabletop_rl.cli import _DELEGATED, _build_parser
+    from tabletop_rl.cli import _build_parser, _cli_name, _delegated
 
     commands = next(a for a in _build_parser()._actions if a.choices and "arena" in a.choices).choices
     walk: list[list[str]] = [[]]
     for name, parser in commands.items():
         games = next((a.choices for a in parser._actions if a.dest == "game"), None) or []
         walk += [[name]] + [[name, game] for game in games]
-    return walk + [list(command) for command in _DELEGATED if list(command) not in walk]
+    delegated = [[command, _cli_name(subject)] for command, subject in _delegated()]
+    return walk + [command for command in delegated if command not in walk]
 
 
 @pytest.mark.parametrize("command", _help_walk(), ids=lambda c: " ".join(c) or "tabletop")

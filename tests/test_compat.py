@@ -18,9 +18,10 @@ import pytest
 
 from extra_skips import needs
 from tabletop_rl.arena import load_games
+from tabletop_rl.arena.results import read_config
 from tabletop_rl.cli import main
 from tabletop_rl.ui.space_conquest_play import play_main
-from tabletop_rl.ui.terminal import play_terminal, replay_terminal
+from tabletop_rl.ui.terminal import load_table, new_table, play_terminal, replay_terminal, save_table
 
 DATA = Path(__file__).parent / "data" / "runs_0_1"
 GAMES = ("splendor", "klaverjas", "space-conquest")
@@ -90,3 +91,14 @@ def test_an_old_space_conquest_save_loads(tmp_path):
     assert play_main(["--mode", "hvh", "--load", str(save), "--save", str(save)], stdin=io.StringIO("\nquit\n"),
                      stdout=out) == 0
     assert f"Turn {played + 1}/100 - P0" in out.getvalue()
+
+
+def test_the_old_spelling_space_conquest_is_read_as_the_games_one_name(tmp_path):
+    out = copy_run("space-conquest", tmp_path)
+    assert json.loads((out / "config.json").read_text())["game"] == "space-conquest"  # as 0.1.0 wrote it
+    assert read_config(out)["game"] == "space_conquest"
+    assert {record["game"] for record in load_games(out)} == {"space_conquest"}
+    save = tmp_path / "web-save.json"  # a game of the browser's play table, saved under the old spelling
+    save_table(new_table("space_conquest", ["heuristic"], 2, 0, 7), save)
+    save.write_text(save.read_text().replace('"game": "space_conquest"', '"game": "space-conquest"'))
+    assert '"space-conquest"' in save.read_text() and load_table(save).game == "space_conquest"

@@ -12,7 +12,7 @@ below (docs/architecture.md).
 >>> env = splendor_env(num_players=2)
 """
 
-from importlib import import_module
+from typing import Any
 
 from tabletop_rl.core.game import Game, IllegalActionError
 from tabletop_rl.envs.aec import TabletopAEC, klaverjas_env, splendor_env
@@ -20,23 +20,19 @@ from tabletop_rl.envs.gym import KlaverjasGymEnv, SplendorGymEnv
 from tabletop_rl.envs.gym import register_envs as _register_envs
 from tabletop_rl.envs.pettingzoo_registry import register_pettingzoo_envs as _register_pettingzoo_envs
 from tabletop_rl.envs.splendor_vector import SplendorVectorEnv
+from tabletop_rl.games import entries as _entries
+from tabletop_rl.games.registry import lazy_attribute as _lazy_attribute
 from tabletop_rl.games.splendor.game import SplendorGame
 
 _register_envs()  # gymnasium.make("tabletop_rl/Splendor-v0") works after `import tabletop_rl`
 _register_pettingzoo_envs()  # and pettingzoo.make("aec", "tabletop_rl/Splendor-v0") where PettingZoo has a registry
 
 __version__ = "0.1.0"
-# The other games' modules load on first use, so `import tabletop_rl` stays quick.
-_LAZY = {"KlaverjasGame": "tabletop_rl.games.klaverjas.game",
-         "SpaceConquestGame": "tabletop_rl.games.space_conquest.game",
-         "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel",
-         "space_conquest_aec_env": "tabletop_rl.envs.space_conquest_parallel",
-         "observation_layout": "tabletop_rl.games.splendor.observe"}
+# The names each game's record exports (``GameEntry.exports``) load on first use, so `import tabletop_rl` stays quick.
+_LAZY = {name: module for record in _entries() for name, module in record.exports.items()}
 __all__ = ["Game", "IllegalActionError", "KlaverjasGymEnv", "SplendorGame", "SplendorGymEnv", "SplendorVectorEnv",
            "TabletopAEC", "__version__", "klaverjas_env", "splendor_env", *_LAZY]
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'tabletop_rl' has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    return _lazy_attribute(__name__, _LAZY, name)

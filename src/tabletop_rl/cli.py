@@ -26,30 +26,57 @@ from tabletop_rl.arena import default_out_dir, format_table, load_games, run_are
 from tabletop_rl.arena.results import read_config
 from tabletop_rl.arena.runner import BACKENDS
 from tabletop_rl.core.extras import TRAIN_MODULES, missing_extra
-from tabletop_rl.games import GAMES, game_class, policy_game
+from tabletop_rl.games import entries, entry, game_class, names
 from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_distill, splendor_ppo
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
 from tabletop_rl.ui.bench import main as bench_main
 from tabletop_rl.ui.terminal import play_terminal, replay_terminal, write_game_logs
-from tabletop_rl.ui.web.menu import DEFAULT_POLICIES
+from tabletop_rl.ui.web.menu import default_policies
 
 __all__ = ["main", "split_specs"]
 
 _DEFAULT_GAMES = 12  # per pairing: 6 deals with seats swapped; docs/arena.md says how long the default takes
-#: The default tournament: the baselines, search at small node budgets (reproducible, unlike time budgets),
-#: and the strongest agent, az (its shipped network is plain arrays: no torch needed).
-_DEFAULT_PLAYERS = {
-    "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
-                 "az:default,simulations=200"),
-    "klaverjas": ("random", "heuristic", "search:samples=4"),
-    "space-conquest": ("random", "heuristic"),
-}
-#: Games a person can play in the terminal: one seat, seeing only that seat (a Klaverjas "player" in
-#: the arena is a team of two seats, so it is not offered).
-_TERMINAL_GAMES = ("splendor",)
-#: Terminal games with their own arguments (``tabletop play <game> --help``), run through ``_DELEGATED``.
-_DELEGATED_TERMINAL_GAMES = ("space-conquest",)
 _DEFAULT_JOBS = 2
+
+
+def _cli_name(name: str) -> str:
+    """A game's name (or a delegated command's subject) as the command line shows it: ``space-conquest``.
+
+    >>> _cli_name("space_conquest"), _cli_name("splendor")
+    ('space-conquest', 'splendor')
+    """
+    return name.replace("_", "-")
+
+
+def _game_name(text: str) -> str:
+    """The argument type of a game on the command line, which takes ``-`` for ``_``: ``space-conquest`` is the
+    game ``space_conquest``."""
+    return text.replace("-", "_")
+
+
+class _GameChoices(tuple[str, ...]):
+    """Games as the command line shows them (``_cli_name``: help, errors, suggestions), holding a game's name in
+    either spelling."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and tuple.__contains__(self, _cli_name(name))
+
+
+def _add_game(parser: argparse.ArgumentParser, games: Sequence[str]) -> None:
+    """The ``game`` argument, one of ``games``: typed with ``-`` or ``_``, read as the game's one name."""
+    parser.add_argument("game", type=_game_name, choices=_GameChoices(_cli_name(game) for game in games))
+
+
+def _delegated() -> dict[tuple[str, str], str]:
+    """Commands whose game parses its own arguments, from the game records (``GameEntry.commands``):
+    ``(command, subject) -> "module:function(argv) -> int"``."""
+    return {command: target for record in entries() for command, target in record.commands.items()}
+
+
+def _played_in_terminal() -> list[str]:
+    """The games ``tabletop play`` runs: in the package's terminal table (``GameEntry.terminal``: one seat, seeing
+    only that seat), or with their own arguments."""
+    return [record.name for record in entries() if record.terminal or ("play", record.name) in record.commands]
 
 
 class _UsageError(ValueError):
@@ -97,9 +124,9 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                     "on shared seeds, in parallel. Results go to OUT/games.jsonl as each game ends; "
                     "OUT/summary.json, winrate.png and ratings.png at the end. With no options: a short "
                     "tournament of the built-in baselines (" + "; ".join(
-                        f"{game}: {', '.join(specs)}" for game, specs in _DEFAULT_PLAYERS.items())
+                        f"{_cli_name(record.name)}: {', '.join(record.players)}" for record in entries())
                     + "); one this installation cannot build is left out, named with the reason.")
-    p.add_argument("game", choices=sorted(GAMES))
+    _add_game(p, names())
     p.add_argument("--players", metavar="SPECS", help="comma-separated policy specs, e.g. "
                    "greedy,mcts:simulations=500,random (default: the built-in baselines); name=LABEL in a spec "
                    "sets its label in the tables and plots")
@@ -119,7 +146,7 @@ def _add_arena(commands: argparse._SubParsersAction) -> None:
                    "--head' printed, or auto); default a new local Ray instance")
     p.add_argument("--num-players", type=int, metavar="N", help="players per game (default 2)")
     p.add_argument("--options", metavar="KEY=VALUE,...", help="game options: " + "; ".join(
-        f"{name}: {', '.join(game_class(name).option_names)}" for name in sorted(GAMES)
+        f"{_cli_name(name)}: {', '.join(game_class(name).option_names)}" for name in names()
         if game_class(name).option_names)
         + " (e.g. klaverjas --options rules=amsterdam,deals=16,kraken=true; docs/arena.md)")
     p.set_defaults(func=_arena, prog=p.prog)
@@ -136,7 +163,7 @@ def _arena(args: argparse.Namespace) -> int:
     if chosen["players"] is None:  # only now: asking whether each default policy can load reads its model's file
         chosen["players"] = _default_players(args.game)
     out = args.out or default_out_dir(args.game)
-    go_on = f"tabletop arena {args.game} --out {shlex.quote(str(out))} --resume"
+    go_on = f"tabletop arena {_cli_name(args.game)} --out {shlex.quote(str(out))} --resume"
     summary = _run_until_interrupted(go_on, game=args.game, jobs=args.jobs, out=out, resume=args.resume,
                                      backend=args.backend, address=args.address, **chosen)
     if summary is None:
@@ -189,8 +216,8 @@ def _default_players(game: str) -> list[str]:
     """The default lineup, less any policy the registry says cannot load here (asked without building it: the run
     builds each once); each one left out is named on stderr with the reason (its error names the fix)."""
     available = []
-    for spec in _DEFAULT_PLAYERS[game]:
-        reason = why_unavailable(spec, policy_game(game))
+    for spec in entry(game).players:
+        reason = why_unavailable(spec, game)
         if reason is not None:
             print(f"{spec} is left out of the default line-up: {reason}", file=sys.stderr)
             continue
@@ -207,7 +234,7 @@ def _add_llm_match(commands: argparse._SubParsersAction) -> None:
                     "arena's results (OUT/games.jsonl, summary.json, plots) and OUT/logs/game-NNNN.txt: each "
                     "move with the model's reasoning, the board after it, and the accounting. docs/llm.md has "
                     "the llm options.")
-    p.add_argument("game", choices=sorted(GAMES))
+    _add_game(p, names())
     for seat in range(4):
         p.add_argument(f"--p{seat}", metavar="SPEC",
                        help=f"policy spec of seat {seat}" + (" (optional)" if seat >= 2 else " (required, but with "
@@ -239,7 +266,7 @@ def _llm_match(args: argparse.Namespace) -> int:
     if args.api_key:
         os.environ[API_KEY_ENV] = args.api_key  # read by every llm seat, in this process and its workers
     out = args.out or Path("runs") / f"llm-match-{args.game}-{datetime.now():%Y%m%d-%H%M%S}"
-    go_on = f"tabletop llm-match {args.game} --out {shlex.quote(str(out))} --resume"
+    go_on = f"tabletop llm-match {_cli_name(args.game)} --out {shlex.quote(str(out))} --resume"
     summary = _run_until_interrupted(go_on, game=args.game, players=seats, games=chosen["games"] or len(seats),
                                      seed=chosen["seed"], jobs=args.jobs, out=out, resume=args.resume,
                                      num_players=len(seats))
@@ -260,7 +287,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
                     "the legal moves, numbered: answer with a number or a move name. help, board, quit "
                     "(saves the game for --load). Space Conquest has its own options (by default you against the "
                     "heuristic bot, offline): tabletop play space-conquest --help.")
-    p.add_argument("game", choices=(*_TERMINAL_GAMES, *_DELEGATED_TERMINAL_GAMES))
+    _add_game(p, _played_in_terminal())
     p.add_argument("--vs", metavar="SPECS", help="opponent policy spec, or one per opponent seat, comma-separated "
                    "(default greedy)")
     p.add_argument("--players", type=int, metavar="N", help="players in the game (default 2)")
@@ -273,9 +300,10 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    if args.game in _DELEGATED_TERMINAL_GAMES:  # reached only with an option before the game's name
-        raise _UsageError(f"{args.game} takes its own options after its name: tabletop play {args.game} [options] "
-                          f"(tabletop play {args.game} --help)")
+    if ("play", args.game) in _delegated():  # reached only with an option before the game's name
+        game = _cli_name(args.game)
+        raise _UsageError(f"{game} takes its own options after its name: tabletop play {game} [options] "
+                          f"(tabletop play {game} --help)")
     if args.load is not None:
         clash = [flag for flag, value in (("--vs", args.vs), ("--players", args.players), ("--seat", args.seat),
                                           ("--seed", args.seed)) if value is not None]
@@ -319,7 +347,7 @@ def _add_web(commands: argparse._SubParsersAction) -> None:
                     "boards, stepped move by move as a spectator or as one player saw them, with the LLM players' "
                     "reasoning and costs; the run's summary; and a table where you play policies, saved after every "
                     "move. The table offers only the policies you allow: the built-in ones (" + "; ".join(
-                        f"{game}: {', '.join(specs)}" for game, specs in DEFAULT_POLICIES.items())
+                        f"{_cli_name(game)}: {', '.join(specs)}" for game, specs in default_policies().items())
                     + "; those this installation can build) and each --allow SPEC; a request "
                       "picks one of them and sets nothing else. docs/web.md.")
     p.add_argument("run", type=Path, nargs="?", metavar="RUN", help="an arena run folder or games.jsonl (default: "
@@ -486,12 +514,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "serve", help="an HTTP service for a game (Klaverjas's best-card service; needs the [serve] extra)",
         description="Run a game's HTTP service. Its options: tabletop serve klaverjas --help.")
-    p.add_argument("game", choices=["klaverjas"])
+    _add_game(p, [game for command, game in _delegated() if command == "serve"])
     p.set_defaults(func=_serve, prog=p.prog)
 
 
 def _serve(args: argparse.Namespace) -> int:  # reached only without arguments after the game: delegate
-    module, _, function = _DELEGATED[("serve", args.game)].partition(":")
+    module, _, function = _delegated()[("serve", args.game)].partition(":")
     status: int = getattr(importlib.import_module(module), function)([])
     return status
 
@@ -499,12 +527,6 @@ def _serve(args: argparse.Namespace) -> int:  # reached only without arguments a
 # Each entry adds one sub-command.
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_arena, _add_llm_match, _add_play, _add_replay, _add_web, _add_bench, _add_train, _add_serve)
-#: Commands whose game parses its own arguments: (command, game) -> "module:function(argv) -> int".
-_DELEGATED = {
-    ("play", "space-conquest"): "tabletop_rl.ui.space_conquest_play:play_main",
-    ("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
-    ("train", "klaverjas-model"): "tabletop_rl.train.klaverjas_model:train_model_main",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -525,7 +547,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tabletop", description="Tabletop games for reinforcement learning: tournaments, terminal play, "
                                      "replays. Run 'tabletop <command> --help' for a command's options.",
-        epilog="Games with their own options: " + ", ".join(f"tabletop {c} {g}" for c, g in _DELEGATED)
+        epilog="Games with their own options: " + ", ".join(f"tabletop {c} {_cli_name(g)}" for c, g in _delegated())
                + " (each with --help).")
     commands = parser.add_subparsers(title="commands", metavar="<command>")
     for add in _SUBCOMMANDS:
@@ -541,9 +563,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     warnings.formatwarning = lambda message, *_, **__: f"tabletop: warning: {message}\n"
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = (argv[0], argv[1]) if len(argv) >= 2 else None
-    if command is not None and command in _DELEGATED:
-        module, _, function = _DELEGATED[command].partition(":")
+    command = (argv[0], _game_name(argv[1])) if len(argv) >= 2 else None
+    if command is not None and command in _delegated():
+        module, _, function = _delegated()[command].partition(":")
         return getattr(importlib.import_module(module), function)(argv[2:])
     parser = _build_parser()
     args = parser.parse_args(argv)

@@ -211,7 +211,7 @@ def test_a_game_replays_from_its_seed_and_moves():
 
 
 @pytest.mark.parametrize("game, players", [("splendor", ["random", "greedy"]),
-                                           ("space-conquest", ["random", "heuristic"])])
+                                           ("space_conquest", ["random", "heuristic"])])
 def test_resume_after_losing_lines_replays_exactly_the_missing_games(tmp_path, game, players):
     kwargs = {"game": game, "players": players, "games": 6, "seed": 2, "jobs": 1, "progress": False}
     run_arena(out=tmp_path, **kwargs)
@@ -314,8 +314,8 @@ def test_results_keep_the_canonical_spec_names(tmp_path):
 # --- Space Conquest: simultaneous moves -------------------------------------------------------------------
 def test_space_conquest_records_each_turn_of_both_seats_and_replays_it():
     match = schedule(["heuristic", "random"], 2, seed=3)[1]
-    record = play_match("space-conquest", match, 2, 100)
-    assert record == {**play_match("space-conquest", match, 2, 100), "time_s": record["time_s"],
+    record = play_match("space_conquest", match, 2, 100)
+    assert record == {**play_match("space_conquest", match, 2, 100), "time_s": record["time_s"],
                       "wall_s": record["wall_s"]}, "same seed, same game"
     assert record["seats"] == ["random", "heuristic"] and record["error"] is None and not record["truncated"]
     assert record["plies"] == len(record["moves"]) == record["decisions"][0] == record["decisions"][1]
@@ -332,7 +332,7 @@ def test_space_conquest_records_each_turn_of_both_seats_and_replays_it():
 
 
 def test_space_conquest_policies_get_only_their_own_view():
-    game = game_class("space-conquest").new(seed=5, num_players=2)
+    game = game_class("space_conquest").new(seed=5, num_players=2)
     attack = {"from": game.home_letter(1), "to": game.home_letter(0), "ships": 3}  # 5 or more turns away
     game.step_joint({0: {"moves": []}, 1: {"moves": [attack]}})
     for seat in (0, 1):
@@ -347,7 +347,7 @@ def test_space_conquest_policies_get_only_their_own_view():
 
 
 def test_space_conquest_draw_ranks_both_first_and_has_no_winner():
-    game = game_class("space-conquest").new(seed=7, num_players=2, max_plies=2)
+    game = game_class("space_conquest").new(seed=7, num_players=2, max_plies=2)
     while not game.is_over:  # nobody moves: mirror positions at the turn cap
         game.step_joint({0: None, 1: None})
     assert (game.winners, game.ranks, game.is_truncated) == ([], [0, 0], False)
@@ -364,7 +364,7 @@ class Garbage(BasePolicy):
 def test_a_space_conquest_policy_answering_nonsense_is_a_crash_of_its_own_seat(tmp_path, monkeypatch):
     known_policies("space_conquest")
     monkeypatch.setitem(agents_registry._REGISTRY["space_conquest"], "garbage", PolicyEntry("garbage", Garbage))
-    summary = run_arena("space-conquest", players=["heuristic", "garbage"], games=2, jobs=1, out=tmp_path,
+    summary = run_arena("space_conquest", players=["heuristic", "garbage"], games=2, jobs=1, out=tmp_path,
                         progress=False)
     for r in load_games(tmp_path):
         seat = r["seats"].index("garbage")
@@ -384,7 +384,7 @@ def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
     needs("openai")
     with FakeOpenAIServer(look_then_submit) as server:
         llm = parse_spec(f"llm:model=fake,base_url={server.base_url},net_retries=0", "space_conquest").text
-        summary = run_arena("space-conquest", players=[llm, "heuristic"], games=2, jobs=2, out=tmp_path,
+        summary = run_arena("space_conquest", players=[llm, "heuristic"], games=2, jobs=2, out=tmp_path,
                             progress=False, max_plies=4)
     records = sorted(load_games(tmp_path), key=lambda r: r["index"])
     assert len(server.requests) == 2 * sum(r["plies"] for r in records)
@@ -410,4 +410,4 @@ def test_the_tool_using_llm_in_the_arena_is_accounted_per_turn(tmp_path):
 
 
 def describe(turn):
-    return [game_class("space-conquest").describe_move(orders) for orders in turn]
+    return [game_class("space_conquest").describe_move(orders) for orders in turn]

@@ -106,7 +106,7 @@ def _drawn_figures(monkeypatch) -> list[Figure]:
 
 @pytest.mark.parametrize("game, players, labels", [
     ("splendor", [LLM, LLM + ",temperature=0.7", EXPECTIMINIMAX], {"llm", "llm:temperature=0.7", "expectiminimax"}),
-    ("space-conquest", ["random", "heuristic"], {"random", "heuristic"}),  # a long title over two short names
+    ("space_conquest", ["random", "heuristic"], {"random", "heuristic"}),  # a long title over two short names
 ])
 def test_plots_show_whole_labels_and_clip_no_text(tmp_path, monkeypatch, game, players, labels):
     records = [record for a, b in itertools.combinations(players, 2) for record in _records(a, b, games=200)]

@@ -10,12 +10,12 @@ import pytest
 from pettingzoo import AECEnv, ParallelEnv
 
 import tabletop_rl  # noqa: F401  registers the envs
-from tabletop_rl.envs.pettingzoo_registry import PETTINGZOO_IDS, register_pettingzoo_envs
+from tabletop_rl.envs.pettingzoo_registry import pettingzoo_ids, register_pettingzoo_envs
 
 pytestmark = pytest.mark.skipif(not hasattr(pettingzoo, "register"), reason="this PettingZoo has no registry")
 
 
-@pytest.mark.parametrize("env_type, env_id", sorted(PETTINGZOO_IDS))
+@pytest.mark.parametrize("env_type, env_id", sorted(pettingzoo_ids()))
 def test_every_id_makes_its_env(env_type, env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the registry warns when an env is not of the type asked for

@@ -22,7 +22,7 @@ from tabletop_rl.core.game import IllegalActionError  # noqa: E402
 from tabletop_rl.envs.rllib import MaskedPPOTorchModule, TabletopMultiAgentEnv, selfplay_config  # noqa: E402
 from tabletop_rl.games.space_conquest import observe as space_conquest_observe  # noqa: E402
 
-GAMES = {"splendor": {"num_players": 3}, "klaverjas": {"deals": 1}, "space-conquest": {"max_turns": 12}}
+GAMES = {"splendor": {"num_players": 3}, "klaverjas": {"deals": 1}, "space_conquest": {"max_turns": 12}}
 
 
 def legal_actions(env, observations, rng):
@@ -54,7 +54,7 @@ def test_every_step_observes_the_agents_to_act_with_their_masks(game):
         if terminateds["__all__"] or truncateds["__all__"]:
             break
         assert set(terminateds) == {"__all__"}
-        if game != "space-conquest":  # one agent to act at a time
+        if game != "space_conquest":  # one agent to act at a time
             assert len(observations) == 1
     assert set(observations) == set(env.possible_agents) == set(terminateds) - {"__all__"}
     assert sum(rewards.values()) == pytest.approx(0.0) and env.agents == []
@@ -69,7 +69,7 @@ def test_the_turn_based_mask_is_the_games_and_reset_deals_by_seed():
     np.testing.assert_array_equal(first["player_0"]["observations"], again["player_0"]["observations"])
     mask = first["player_0"]["action_mask"]
     assert mask.shape == (72,) and mask.sum() == 30  # Splendor's opening: 10 + 5 takes, 12 + 3 reserves
-    space_conquest = TabletopMultiAgentEnv({"game": "space-conquest"})
+    space_conquest = TabletopMultiAgentEnv({"game": "space_conquest"})
     assert space_conquest.observation_spaces["player_0"]["action_mask"].shape == (space_conquest_observe.MASK_SIZE,)
 
 
@@ -93,7 +93,7 @@ def test_penalize_ends_the_episode_with_minus_one():
 @pytest.mark.parametrize("config, message", [
     ({"game": "chess"}, "game must be one of"),
     ({"colour": "red"}, "splendor has no game option 'colour'"),
-    ({"game": "space-conquest", "num_players": 2}, "space-conquest has no setting 'num_players'"),
+    ({"game": "space_conquest", "num_players": 2}, "space_conquest has no setting 'num_players'"),
     ({"illegal": "ignore"}, "illegal must be one of"),
 ])
 def test_bad_settings_are_one_line_errors(config, message):

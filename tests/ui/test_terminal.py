@@ -123,9 +123,10 @@ def one_move_past_the_end(game: str) -> dict:
     return {**record, "moves": [*record["moves"], record["moves"][-1]], "plies": record["plies"] + 1}
 
 
-@pytest.mark.parametrize("game", ["splendor", "klaverjas", "space-conquest"])
-def test_a_replay_of_a_move_after_the_games_end_is_one_line_naming_the_record(tmp_path, game):
-    record = one_move_past_the_end(game)
+@pytest.mark.parametrize("folder, game", [("splendor", "splendor"), ("klaverjas", "klaverjas"),
+                                          ("space-conquest", "space_conquest")])  # a record of the old spelling
+def test_a_replay_of_a_move_after_the_games_end_is_one_line_naming_the_record(tmp_path, folder, game):
+    record = one_move_past_the_end(folder)
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps(record) + "\n")
     result = subprocess.run([*COMMAND, "replay", str(path)], capture_output=True, text=True, timeout=120, env=PLAIN)
@@ -134,7 +135,7 @@ def test_a_replay_of_a_move_after_the_games_end_is_one_line_naming_the_record(tm
     assert f"{path}:1: game 0, move {record['plies']} (" in result.stderr, result.stderr
     assert f"does not replay: {game}: the game is over" in result.stderr, result.stderr
     with pytest.raises(ValueError, match=f"^game 0, move {record['plies']} .* the game is over$"):
-        replay_frames(record)  # what the web viewer rebuilds a game with
+        replay_frames({**record, "game": game})  # what the web viewer rebuilds a loaded game with
 
 def _hands_shown(frame: str) -> dict[str, list[str]]:
     """Seat name -> the cards a Klaverjas frame lists for it (a hidden hand reads "8 cards" and is left out)."""

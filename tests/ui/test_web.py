@@ -239,7 +239,7 @@ def test_without_a_run_the_page_plays_and_says_no_run_is_open(tmp_path: Path) ->
     assert api.get("/api/games").json() == {
         "error": "no arena run is open; start with: tabletop web RUN_DIR (or a games.jsonl)"
     }
-    assert api.get("/api/info").json()["playable"] == ["klaverjas", "space-conquest", "splendor"]
+    assert api.get("/api/info").json()["playable"] == ["klaverjas", "space_conquest", "splendor"]
     assert "<title>tabletop web</title>" in api.get("/").text and api.get("/static/app.js").status_code == 200
 
 
@@ -328,7 +328,7 @@ def test_klaverjas_is_played_as_a_partnership_seeing_one_hand(tmp_path: Path) ->
 
 def test_space_conquest_orders_are_played_with_the_policys_which_stay_unseen(tmp_path: Path) -> None:
     api = client(None, tmp_path)
-    view = new_game(api, game="space-conquest", vs=["heuristic"], name="sc")
+    view = new_game(api, game="space_conquest", vs=["heuristic"], name="sc")
     assert view["your_turn"] and view["legal"] == [] and view["board"]["viewer"] == 0
     (home,) = [star for star in view["board"]["stars"] if star["owner"] == "you"]
     orders = {"moves": [{"from": home["letter"], "to": "A" if home["letter"] != "A" else "B", "ships": 2}]}
@@ -345,7 +345,7 @@ def test_space_conquest_orders_are_played_with_the_policys_which_stay_unseen(tmp
 
 def test_a_turn_of_several_orders_is_played(tmp_path: Path) -> None:
     api = client(None, tmp_path)
-    view = new_game(api, game="space-conquest", vs=["heuristic"], name="sc")
+    view = new_game(api, game="space_conquest", vs=["heuristic"], name="sc")
     (home,) = [star for star in view["board"]["stars"] if star["owner"] == "you"]
     targets = [star["letter"] for star in view["board"]["stars"] if star["letter"] != home["letter"]][:3]
     orders = {"moves": [{"from": home["letter"], "to": to, "ships": 1} for to in targets]}
@@ -374,14 +374,14 @@ def test_a_bad_new_game_is_refused_in_one_line(tmp_path: Path, body: dict[str, A
 def test_the_terminal_resumes_a_game_of_the_page_but_not_one_of_simultaneous_orders(tmp_path: Path) -> None:
     api = client(None, tmp_path)
     new_game(api, name="cards")
-    new_game(api, game="space-conquest", name="orders")
+    new_game(api, game="space_conquest", name="orders")
     out = io.StringIO()
     assert (
         play_terminal(load=tmp_path / "cards.json", save=tmp_path / "x.json", stdin=io.StringIO("quit\n"), stdout=out)
         == 0
     )
     assert "You are P0; P1 is random" in out.getvalue() and load_table(tmp_path / "x.json").seed == 3
-    with pytest.raises(ValueError, match="is a space-conquest game of tabletop web; resume it there"):
+    with pytest.raises(ValueError, match="is a space_conquest game of tabletop web; resume it there"):
         play_terminal(load=tmp_path / "orders.json")
 
 

@@ -26,7 +26,7 @@ from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.ui.terminal import new_table, save_table  # noqa: E402
 from tabletop_rl.ui.web import play  # noqa: E402
 from tabletop_rl.ui.web.app import MAX_BODY_BYTES, create_app  # noqa: E402
-from tabletop_rl.ui.web.menu import DEFAULT_POLICIES, PolicyMenu  # noqa: E402
+from tabletop_rl.ui.web.menu import PolicyMenu, default_policies  # noqa: E402
 from tabletop_rl.ui.web.play import PlayDesk  # noqa: E402
 from web_browser import serving  # noqa: E402
 
@@ -105,7 +105,7 @@ def test_the_menu_offers_the_built_in_policies_and_what_the_operator_allows(tmp_
     available = PolicyMenu.build().offered
     assert offered["splendor"] == [*available("splendor"), "greedy:points=2.0,name=greedy2"]
     assert offered["klaverjas"] == [*available("klaverjas"), "search:samples=2"]
-    assert offered["space-conquest"] == available("space-conquest") == list(DEFAULT_POLICIES["space-conquest"])
+    assert offered["space_conquest"] == available("space_conquest") == list(default_policies()["space_conquest"])
     for game, specs in offered.items():
         for spec in specs:
             assert api.post("/api/play", json={"game": game, "vs": [spec], "seed": 2}).status_code == 200, spec
@@ -123,7 +123,7 @@ def test_an_llm_the_operator_allows_is_picked_by_its_spec_and_uses_the_operators
         view = api.post("/api/play", json={"game": "splendor", "vs": [spec], "seat": 1, "seed": 1}).json()
         assert view["players"] == [spec, "you"] and view["your_turn"]
         assert server.authorizations == ["Bearer operator-key"]
-    assert "llm" not in " ".join(api.get("/api/info").json()["policies"]["space-conquest"])
+    assert "llm" not in " ".join(api.get("/api/info").json()["policies"]["space_conquest"])
 
 
 @pytest.mark.parametrize(

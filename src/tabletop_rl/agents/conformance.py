@@ -23,7 +23,7 @@ import numpy as np
 
 from tabletop_rl.agents.registry import make_policy
 from tabletop_rl.core.game import Game, SeatView, policy_answer
-from tabletop_rl.games import game_class, policy_game
+from tabletop_rl.games import game_class
 
 __all__ = ["check_game"]
 
@@ -44,7 +44,7 @@ def check_game(name: str, matches: int = 2, seed: int = 0, max_steps: int = 5000
 
 def _check_match(cls: type[Game], name: str, seed: int, num_players: int, max_steps: int) -> None:
     game, twin = cls.new(seed, num_players), cls.new(seed, num_players)
-    policies = [make_policy("random", game=policy_game(name), seed=seed * 8 + s) for s in range(game.num_seats)]
+    policies = [make_policy("random", game=name, seed=seed * 8 + s) for s in range(game.num_seats)]
     for step in range(max_steps):
         where = f"{name}, seed {seed}, {num_players} players, step {step}"
         _expect(game.to_json() == twin.to_json(), where, "two matches from one seed given the same moves differ")

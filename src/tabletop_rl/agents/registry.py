@@ -5,9 +5,9 @@ for a policy with a positional option such as ``ppo:PATH``). Every policy also t
 label tables and plots show for it (``LABEL_OPTION``); it is kept in the spec and never reaches the
 policy's constructor. There is no default game: every lookup
 names one. Each game's policies are registered by its registration module in this layer
-(``GAME_POLICY_MODULES``: ``tabletop_rl.agents.splendor`` ...), imported on first use of the game;
-the ones registered for ``ANY_GAME`` (``random``) serve every game. ``why_unavailable`` says whether a spec can
-load here without building it (no network is read).
+(named by the game's record, ``GameEntry.policies``: ``tabletop_rl.agents.splendor`` ...), imported on first
+use of the game; the ones registered for ``ANY_GAME`` (``random``) serve every game. ``why_unavailable`` says
+whether a spec can load here without building it (no network is read).
 
 >>> policy = make_policy("random", game="splendor", seed=0)
 >>> policy.name, policy.act(None, [False, True, True], {}) in (1, 2)
@@ -26,8 +26,10 @@ from typing import Any
 from tabletop_rl.core.extras import installed
 from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import Policy
+from tabletop_rl.games import GAMES
+from tabletop_rl.games import entry as game_entry
 
-__all__ = ["ANY_GAME", "GAME_POLICY_MODULES", "LABEL_OPTION", "MAX_SPEC_CHARS", "Option", "PolicyEntry", "PolicySpec",
+__all__ = ["ANY_GAME", "LABEL_OPTION", "MAX_SPEC_CHARS", "Option", "PolicyEntry", "PolicySpec",
            "describe_policies", "known_games", "known_policies", "make_policy", "parse_spec", "register_policy",
            "split_specs", "why_unavailable"]
 
@@ -38,11 +40,6 @@ LABEL_OPTION = "name"
 #: longer one is refused before it is split, so a huge spec costs no time.
 MAX_SPEC_CHARS = 8192
 
-#: Modules that register a game's own policies when first imported (kept lazy: importing
-#: ``tabletop_rl.agents`` loads no game).
-GAME_POLICY_MODULES = {"splendor": "tabletop_rl.agents.splendor",
-                       "space_conquest": "tabletop_rl.agents.space_conquest",
-                       "klaverjas": "tabletop_rl.agents.klaverjas"}
 
 _BOOLS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 _TYPE_NAMES = {int: "int", float: "float", bool: "bool", str: "str"}
@@ -135,15 +132,19 @@ def register_policy(game: str, name: str, factory: Callable[..., Policy] | str,
 
 
 def known_games() -> list[str]:
-    return sorted((set(GAME_POLICY_MODULES) | set(_REGISTRY)) - {ANY_GAME})
+    """The registered games (``tabletop_rl.games``) and any other game a policy is registered for."""
+    return sorted((set(GAMES) | set(_REGISTRY)) - {ANY_GAME})
 
 
 def known_policies(game: str) -> dict[str, PolicyEntry]:
-    """Every policy ``make_policy`` knows for ``game`` (the game's own override shared names)."""
+    """Every policy ``make_policy`` knows for ``game`` (the game's own override shared names); the first lookup
+    of a registered game imports the module its record names for its policies (kept lazy: importing
+    ``tabletop_rl.agents`` loads no game)."""
     if game not in known_games():
         raise ValueError(f"unknown game {game!r}; known games: {', '.join(known_games())}")
-    if game in GAME_POLICY_MODULES:
-        importlib.import_module(GAME_POLICY_MODULES[game])
+    module = game_entry(game).policies if game in GAMES else None
+    if module is not None:
+        importlib.import_module(module)
     return {**_REGISTRY.get(ANY_GAME, {}), **_REGISTRY.get(game, {})}
 
 

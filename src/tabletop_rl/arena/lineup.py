@@ -30,7 +30,6 @@ from typing import Any
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.warmup import warm_policy
 from tabletop_rl.core.policy import Policy
-from tabletop_rl.games import policy_game
 
 __all__ = ["Lineup", "worker_lineup"]
 
@@ -49,7 +48,7 @@ class Lineup:
     def policy(self, spec: str) -> Policy:
         """The policy of ``spec``: the one built already, else built and warmed now."""
         if spec not in self.policies:
-            policy = make_policy(spec, game=policy_game(self.game), seed=0)
+            policy = make_policy(spec, game=self.game, seed=0)
             warm_policy(policy, self.game, self.num_players, self.max_plies, self.options)
             self.policies[spec] = policy
         return self.policies[spec]

@@ -43,7 +43,6 @@ from tabletop_rl.agents.llm.client import is_loopback, key_env_vars
 from tabletop_rl.agents.llm.policy import server_defaults
 from tabletop_rl.arena.lineup import Lineup
 from tabletop_rl.arena.schedule import Match
-from tabletop_rl.games import policy_game
 
 __all__ = ["GameLostError", "ray_games"]
 
@@ -131,7 +130,7 @@ def _spec_files(specs: list[str], game: str) -> tuple[list[str], list[str]]:
     files: list[str] = []
     caches: list[str] = []
     for spec in specs:
-        parsed = parse_spec(spec, policy_game(game))
+        parsed = parse_spec(spec, game)
         defaults = {option.name: option.default for option in parsed.entry.options}
         for name in _FILE_OPTIONS:
             value = parsed.given.get(name)
@@ -304,7 +303,7 @@ def _llm_limits(specs: list[str], game: str) -> dict[str, int]:
     local (loopback) server without ``concurrency=`` counts with the local default (``server_defaults``)."""
     limits: dict[str, int] = {}
     for spec in specs:
-        options = parse_spec(spec, policy_game(game)).options
+        options = parse_spec(spec, game).options
         url, given = options.get("base_url"), options.get("concurrency")
         if url and (given or is_loopback(str(url))):
             limits.setdefault(str(url).rstrip("/"), int(server_defaults(str(url), concurrency=given)[1]))
@@ -315,7 +314,7 @@ def _api_keys(specs: list[str], game: str) -> dict[str, str]:
     """The variables here that LLM specs may read their key from (``key_env_vars``, ``api_key_env=``)."""
     names: set[str] = set()
     for spec in specs:
-        options = parse_spec(spec, policy_game(game)).options
+        options = parse_spec(spec, game).options
         names.update(key_env_vars(str(options.get("base_url", ""))))
         if options.get("api_key_env"):
             names.add(str(options["api_key_env"]))

@@ -33,7 +33,7 @@ from typing import IO, Any
 from tabletop_rl.arena.llm import note_problem
 from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.game import Game, entry_moves, quote
-from tabletop_rl.games import check_options, game_class
+from tabletop_rl.games import check_options, game_class, read_game_name
 
 if sys.platform != "win32":
     import fcntl  # the run folder's lock; POSIX only, and without it a run simply takes no lock
@@ -107,7 +107,8 @@ def load_games(out: Path | str, repair: bool = True,
     the file so new lines start clean). Any other line that is no game record (``record_problem``), a
     game index seen twice, a record that ``check`` finds fault with (it returns the reason) or one that
     its own moves contradict (``replay_problem``) is a one-line ``ValueError`` naming the file and line:
-    that file was not left by an interrupted run and needs a look.
+    that file was not left by an interrupted run and needs a look. An older run's spelling of a record's game
+    (``space-conquest``) is read as the game's one name (``games.read_game_name``).
     """
     path = Path(out) / GAMES_FILE if Path(out).is_dir() else Path(out)
     if path.exists() and not path.is_file():  # a FIFO would block the read, a device never end it
@@ -160,6 +161,7 @@ def _parse_line(line: bytes, path: Path, number: int, last: bool) -> dict[str, A
     if problem:
         raise ValueError(f"{path}:{number}: not a game record: {problem}; "
                          "is this a games.jsonl written by tabletop arena?")
+    record["game"] = read_game_name(record["game"])
     return record
 
 
@@ -337,7 +339,8 @@ _CONFIG_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 def read_config(out: Path) -> dict[str, Any] | None:
     """The run's ``config.json`` (``None`` when there is none); a one-line ``ValueError`` naming the file
-    when it cannot be read, is not JSON, is not an object, or holds an argument of the wrong type."""
+    when it cannot be read, is not JSON, is not an object, or holds an argument of the wrong type. An older run's
+    spelling of its game (``space-conquest``) is read as the game's one name (``games.read_game_name``)."""
     path = Path(out) / _CONFIG_FILE
     config = read_json_object(path, "the config.json of a tabletop arena run")
     if config is None:
@@ -345,6 +348,8 @@ def read_config(out: Path) -> dict[str, Any] | None:
     for key, (good, what) in _CONFIG_RULES.items():
         if key in config and not good(config[key]):
             raise ValueError(f'{path}: "{key}" must be {what}, not {_short(config[key])}')
+    if "game" in config:
+        config["game"] = read_game_name(config["game"])
     return config
 
 

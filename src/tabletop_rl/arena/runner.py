@@ -38,7 +38,7 @@ from tabletop_rl.core.game import policy_answer, step_entry
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.seeding import check_seed
-from tabletop_rl.games import check_options, game_class, policy_game
+from tabletop_rl.games import check_options, game_class
 
 __all__ = ["BACKENDS", "default_out_dir", "play_match", "run_arena", "tmp_dir"]
 
@@ -67,7 +67,7 @@ def _canonical_players(players: Sequence[str], game: str, num_players: int) -> d
     canonical spec), in the order given."""
     names, policies = [], {}
     for spec in players:
-        policy = make_policy(spec, game=policy_game(game), seed=0)
+        policy = make_policy(spec, game=game, seed=0)
         names.append(policy.name)
         policies[policy.name] = policy
     check_players(names, num_players)  # refuses a policy named twice, before the dict keeps one of them

@@ -25,7 +25,7 @@ from numba.core import event as numba_event
 from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.llm import is_llm
 from tabletop_rl.core.game import policy_answer
-from tabletop_rl.games import game_class, policy_game
+from tabletop_rl.games import game_class
 
 __all__ = ["check_policies", "warm_policy"]
 
@@ -52,7 +52,7 @@ def warm_policy(policy: Any, game: str, num_players: int, max_plies: int | None,
 
 def _play_out(game: str, num_players: int, max_plies: int | None, options: Mapping[str, Any]) -> None:
     """A whole match of random moves: compiles the game's own kernels (every phase, the end, the scores)."""
-    mover = make_policy("random", game=policy_game(game), seed=_WARM_SEED)
+    mover = make_policy("random", game=game, seed=_WARM_SEED)
     state = game_class(game).new(_WARM_SEED, num_players, max_plies, **options)
     while not state.is_over:
         step = {seat: policy_answer(state, seat, mover) for seat in state.pending_seats()}

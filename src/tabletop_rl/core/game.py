@@ -3,7 +3,7 @@
 A game is one object per match (``SplendorGame``, ``KlaverjasGame``, ``SpaceConquestGame``), made by the
 class method ``new(seed, num_players, max_plies, **options)`` and restored by ``from_json``. Nothing above
 the ``games`` layer reaches into a game's own module: it speaks ``Game`` only, so a new game plugs in by
-filling ``games/<name>/`` with the same files as its neighbours and naming its class in ``games.GAMES``.
+filling ``games/<name>/`` with the same files as its neighbours and a record naming its class (``games.registry``).
 
 Seats and players. A *seat* acts (it gets an observation, a mask and a turn); a *player* is scored and is
 controlled by one policy. In Splendor and Space Conquest they are the same; in Klaverjas four seats form
@@ -169,7 +169,7 @@ def view_game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
 class Game(Protocol):
     """One match of a game, as everything above the games layer sees it (module docstring)."""
 
-    name: ClassVar[str]                     # the CLI's and the results files' name, e.g. "space-conquest"
+    name: ClassVar[str]                     # its one name (its record's, the results files'), e.g. "space_conquest"
     player_counts: ClassVar[tuple[int, ...]]
     option_names: ClassVar[tuple[str, ...]]  # keyword options of ``new`` besides the ply cap
     default_max_plies: ClassVar[int | None]
@@ -403,7 +403,7 @@ def step_entry(game: Game, per_seat: dict[int, Any]) -> Any:
     >>> from tabletop_rl.games import game_class
     >>> step_entry(game_class("splendor").new(1, 2), {1: "pass"})
     'pass'
-    >>> step_entry(game_class("space-conquest").new(1, 2), {1: 3})
+    >>> step_entry(game_class("space_conquest").new(1, 2), {1: 3})
     [None, 3]
     """
     if game.simultaneous:
@@ -417,9 +417,9 @@ def entry_moves(game: Game, entry: Any) -> dict[int, Any]:
     for a step after the game's end, or a step of simultaneous moves that is not one entry per seat.
 
     >>> from tabletop_rl.games import game_class
-    >>> entry_moves(game_class("space-conquest").new(1, 2), "pass")
+    >>> entry_moves(game_class("space_conquest").new(1, 2), "pass")
     Traceback (most recent call last):
-    tabletop_rl.core.game.IllegalActionError: space-conquest: a turn must list one entry per seat (2), not 'pass'
+    tabletop_rl.core.game.IllegalActionError: space_conquest: a turn must list one entry per seat (2), not 'pass'
     """
     pending = game.pending_seats()
     if not pending:

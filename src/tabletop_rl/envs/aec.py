@@ -41,7 +41,6 @@ from tabletop_rl.envs.episode import (
     reward_mode,
     start_episode,
 )
-from tabletop_rl.games import policy_game
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
 __all__ = ["TabletopAEC", "klaverjas_env", "splendor_env"]
@@ -85,7 +84,7 @@ class TabletopAEC(AECEnv):
         check_viewer(render_viewer, self._episodes.num_seats)
         self.num_players, self.render_mode, self.render_viewer = num_players, render_mode, render_viewer
         self._scale = self.rules.score_scale if self.reward_mode == "score" else None
-        self.metadata = {"name": f"{policy_game(game)}_v0", "render_modes": list(self.rules.render_modes),
+        self.metadata = {"name": f"{game}_v0", "render_modes": list(self.rules.render_modes),
                          "is_parallelizable": False, "render_fps": 2}
         self.possible_agents = [f"player_{s}" for s in range(self._episodes.num_seats)]
         self._seat = {agent: s for s, agent in enumerate(self.possible_agents)}

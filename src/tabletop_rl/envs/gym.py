@@ -16,7 +16,7 @@ opponent policy. One env class (``TabletopGymEnv``) over the game contract serve
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -33,33 +33,31 @@ from tabletop_rl.envs.episode import (
     render_text,
     reward_mode,
 )
-from tabletop_rl.games import policy_game
+from tabletop_rl.games import entries, entry
 from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES
 
 __all__ = ["ENV_ID", "KlaverjasGymEnv", "SplendorGymEnv", "TabletopGymEnv", "register_envs"]
 
 _ILLEGAL_MODES = ("raise", "penalize")
 _ILLEGAL_PENALTY = -1.0
-#: Registered ids: ``gymnasium.make(id)`` gives the env of that game.
-_ENV_IDS = {"splendor": "tabletop_rl/Splendor-v0", "klaverjas": "tabletop_rl/Klaverjas-v0"}
-ENV_ID = _ENV_IDS["splendor"]
+#: Splendor's id: ``gymnasium.make(ENV_ID)`` gives ``SplendorGymEnv``.
+ENV_ID = cast(str, entry("splendor").env_id)
 
 #: An opponent: ``(observation float32[...], action_mask bool[...], info) -> action id``.
 _OpponentFn = Callable[[np.ndarray, np.ndarray, dict], int]
 
 
 def register_envs() -> None:
-    """Register the ``_ENV_IDS`` with gymnasium (safe to call twice); ``gym.make_vec`` of Splendor-v0 gives the
-    native ``SplendorVectorEnv`` (its vector entry point) unless another mode is asked for.
+    """Register with gymnasium the env of each game whose record names one (``GameEntry.env_id``, ``gym_env``);
+    safe to call twice. ``gym.make_vec`` of Splendor-v0 gives the native ``SplendorVectorEnv`` (its record's
+    ``gym_vector_env``) unless another mode is asked for.
 
     >>> register_envs(); ENV_ID in gym.registry
     True
     """
-    if _ENV_IDS["splendor"] not in gym.registry:
-        gym.register(id=_ENV_IDS["splendor"], entry_point=f"{__name__}:SplendorGymEnv",
-                     vector_entry_point=f"{__package__}.splendor_vector:SplendorVectorEnv")
-    if _ENV_IDS["klaverjas"] not in gym.registry:
-        gym.register(id=_ENV_IDS["klaverjas"], entry_point=f"{__name__}:KlaverjasGymEnv")
+    for record in entries():
+        if record.env_id is not None and record.gym_env is not None and record.env_id not in gym.registry:
+            gym.register(id=record.env_id, entry_point=record.gym_env, vector_entry_point=record.gym_vector_env)
 
 
 def _opponent_act(opponent: Any) -> _OpponentFn:
@@ -130,7 +128,7 @@ class TabletopGymEnv(gym.Env):
         if self._random_opponent:
             return []
         if isinstance(opponent, str):
-            return [agents.make_policy(opponent, game=policy_game(game)) for _ in range(self.num_seats)]
+            return [agents.make_policy(opponent, game=game) for _ in range(self.num_seats)]
         _opponent_act(opponent)
         return [opponent] * self.num_seats
 

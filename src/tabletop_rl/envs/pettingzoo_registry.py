@@ -13,23 +13,28 @@ from __future__ import annotations
 
 import pettingzoo
 
-__all__ = ["PETTINGZOO_IDS", "register_pettingzoo_envs"]
+from tabletop_rl.games import entries
 
-#: ``(env_type, id) -> entry point``: every game's AEC env, and Space Conquest's native parallel env.
-PETTINGZOO_IDS = {
-    ("aec", "tabletop_rl/Splendor-v0"): f"{__package__}.aec:splendor_env",
-    ("aec", "tabletop_rl/Klaverjas-v0"): f"{__package__}.aec:klaverjas_env",
-    ("aec", "tabletop_rl/SpaceConquest-v0"): f"{__package__}.space_conquest_parallel:space_conquest_aec_env",
-    ("parallel", "tabletop_rl/SpaceConquest-v0"): f"{__package__}.space_conquest_parallel:space_conquest_env",
-}
+__all__ = ["pettingzoo_ids", "register_pettingzoo_envs"]
+
+
+def pettingzoo_ids() -> dict[tuple[str, str], str]:
+    """``(env_type, id) -> entry point``, from the game records (``GameEntry.env_id`` and ``pettingzoo_envs``):
+    every turn-based game's AEC env, and Space Conquest's native parallel env beside its AEC one.
+
+    >>> pettingzoo_ids()[("aec", "tabletop_rl/Klaverjas-v0")]
+    'tabletop_rl.envs.aec:klaverjas_env'
+    """
+    return {(env_type, record.env_id): entry_point for record in entries() if record.env_id is not None
+            for env_type, entry_point in record.pettingzoo_envs.items()}
 
 
 def register_pettingzoo_envs() -> None:
-    """Register ``PETTINGZOO_IDS`` where PettingZoo has a registry (safe to call twice: an id already there
+    """Register ``pettingzoo_ids()`` where PettingZoo has a registry (safe to call twice: an id already there
     is left alone, so re-importing warns of no override)."""
     if not hasattr(pettingzoo, "register"):
         return
     registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
-    for (env_type, env_id), entry_point in PETTINGZOO_IDS.items():
+    for (env_type, env_id), entry_point in pettingzoo_ids().items():
         if env_id not in registries[env_type]:
             pettingzoo.register(env_type, env_id, entry_point)

@@ -112,7 +112,7 @@ class _Simultaneous:
     def __init__(self, **settings: Any) -> None:
         unknown = sorted(set(settings) - _SPACE_CONQUEST_KEYS)
         if unknown:
-            raise ValueError(f"space-conquest has no setting {unknown[0]!r} (it has "
+            raise ValueError(f"space_conquest has no setting {unknown[0]!r} (it has "
                              f"{', '.join(sorted(_SPACE_CONQUEST_KEYS))})")
         self._env = space_conquest_env(**settings)
         self.agents = list(self._env.possible_agents)
@@ -148,7 +148,7 @@ class TabletopMultiAgentEnv(MultiAgentEnv):
     """Any game of the package as an RLlib ``MultiAgentEnv`` (module docstring).
 
     ``config`` (RLlib's ``env_config``): ``game`` (``"splendor"``, the default, ``"klaverjas"`` or
-    ``"space-conquest"``); for the turn-based games ``num_players``, ``max_plies``, ``reward`` (``"win"`` or
+    ``"space_conquest"``); for the turn-based games ``num_players``, ``max_plies``, ``reward`` (``"win"`` or
     ``"score"``, as in the AEC env), ``illegal`` (``"raise"``, the default: ``IllegalActionError`` and nothing
     played; ``"penalize"``: -1 for the mover, the episode ends, ``infos[agent]["illegal_action"]``) and the
     game's own options (Klaverjas's match options); for Space Conquest ``max_turns`` and ``loss_model``.
@@ -160,7 +160,7 @@ class TabletopMultiAgentEnv(MultiAgentEnv):
         settings = dict(config or {})
         game = settings.pop("game", "splendor")
         check_choice(game, "game", tuple(GAMES))
-        self._core = _Simultaneous(**settings) if game == "space-conquest" else _TurnBased(game, **settings)
+        self._core = _Simultaneous(**settings) if game == "space_conquest" else _TurnBased(game, **settings)
         self.game_name = game
         self.possible_agents = list(self._core.agents)
         # RLlib types agent ids as Hashable | str; ours are str (the ignores below are for that)

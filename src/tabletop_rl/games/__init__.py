@@ -1,37 +1,86 @@
-"""The games: one package each, with the same files (rules, game, actions, observe, render, baselines).
+"""The games: one package each, with the same files (rules, game, actions, observe, render, baselines), and the
+registry of their records (``GameEntry``, ``games/registry.py``).
 
-``GAMES`` names each game's class (the ``core.game.Game`` contract); ``game_class`` imports it on first
-use, so naming the games loads none of them.
+Each game package defines its record as ``ENTRY``; the lines below register them, one per game. The records
+name each game's class and everything above this layer by import strings, so listing the games loads none of
+them: ``game_class`` imports a class on first use.
 
+>>> names()
+['klaverjas', 'space_conquest', 'splendor']
 >>> game_class("klaverjas").player_counts
 (2,)
 >>> game_class("chess")
 Traceback (most recent call last):
-ValueError: unknown game 'chess'; the games are: klaverjas, space-conquest, splendor
+ValueError: unknown game 'chess'; the games are: klaverjas, space_conquest, splendor
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from tabletop_rl.core.game import Game, TurnBasedGame
+from tabletop_rl.games import klaverjas, space_conquest, splendor
+from tabletop_rl.games.registry import GameEntry, Registry, read_game_name
 
-__all__ = ["GAMES", "check_options", "game_class", "policy_game", "turn_based_class"]
+__all__ = ["GAMES", "REGISTRY", "GameEntry", "check_options", "entries", "entry", "game_class", "names",
+           "read_game_name", "register_game", "turn_based_class"]
 
-#: game name -> "module:class" of its ``Game``
-GAMES = {"splendor": "tabletop_rl.games.splendor.game:SplendorGame",
-         "klaverjas": "tabletop_rl.games.klaverjas.game:KlaverjasGame",
-         "space-conquest": "tabletop_rl.games.space_conquest.game:SpaceConquestGame"}
+#: The registered games. A test that registers a game of its own replaces this with ``REGISTRY.copy()``; every
+#: function here reads it when called.
+REGISTRY = Registry()
+
+
+def register_game(record: GameEntry) -> None:
+    """Add a game: from then on every command, env, menu and check of the package knows it
+    (docs/architecture.md, "How to add a game")."""
+    REGISTRY.register(record)
+
+
+register_game(splendor.ENTRY)
+register_game(klaverjas.ENTRY)
+register_game(space_conquest.ENTRY)
+
+
+def names() -> list[str]:
+    """The registered games' names, sorted."""
+    return REGISTRY.names()
+
+
+def entries() -> list[GameEntry]:
+    """The registered games' records, sorted by name."""
+    return REGISTRY.entries()
+
+
+def entry(name: str) -> GameEntry:
+    """The record of game ``name``; ``ValueError`` naming the games."""
+    return REGISTRY.entry(name)
+
+
+class _GameClasses(Mapping[str, str]):
+    """``GAMES``: game name -> ``module:Class`` of its ``Game``, read from the registry when asked."""
+
+    def __getitem__(self, name: str) -> str:
+        if name not in REGISTRY.names():
+            raise KeyError(name)
+        return REGISTRY.entry(name).game_class
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REGISTRY.names())
+
+    def __len__(self) -> int:
+        return len(REGISTRY.names())
+
+
+#: game name -> ``"module:Class"`` of its ``Game``: a view of the registry.
+GAMES: Mapping[str, str] = _GameClasses()
 
 
 def game_class(name: str) -> type[Game]:
     """The ``Game`` class of ``name``; ``ValueError`` naming the known games."""
-    if name not in GAMES:
-        raise ValueError(f"unknown game {name!r}; the games are: {', '.join(sorted(GAMES))}")
-    module, _, attr = GAMES[name].partition(":")
-    cls: type[Game] = getattr(importlib.import_module(module), attr)
+    record = entry(name)
+    cls: type[Game] = getattr(importlib.import_module(record.module), record.attribute)
     return cls
 
 
@@ -39,9 +88,9 @@ def turn_based_class(name: str) -> type[TurnBasedGame]:
     """The ``Game`` class of a turn-based game (what the AEC and Gymnasium envs take); ``ValueError`` for a
     game of simultaneous moves.
 
-    >>> turn_based_class("space-conquest")
+    >>> turn_based_class("space_conquest")
     Traceback (most recent call last):
-    ValueError: space-conquest is played with simultaneous moves: use its parallel env
+    ValueError: space_conquest is played with simultaneous moves: use its parallel env
     """
     cls = game_class(name)
     if cls.simultaneous:
@@ -63,8 +112,3 @@ def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any
             raise ValueError(f"{name} has no game option {key!r} (it has {', '.join(cls.option_names) or 'none'})")
     cls.new(0, cls.player_counts[0], **options)  # checks the values
     return options
-
-
-def policy_game(name: str) -> str:
-    """The policy registry's key of a game: ``policy_game("space-conquest") == "space_conquest"``."""
-    return name.replace("-", "_")

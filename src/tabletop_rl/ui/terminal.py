@@ -31,7 +31,7 @@ from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.files import check_save_target, replace_file
 from tabletop_rl.core.game import Game, entry_moves, use_color
 from tabletop_rl.games import GAMES as GAME_NAMES
-from tabletop_rl.games import game_class, policy_game
+from tabletop_rl.games import game_class, read_game_name
 
 __all__ = ["SAVE_FORMAT", "Table", "forfeit_seen", "load_table", "new_table", "play_terminal", "replay_frames",
            "replay_terminal", "result_line", "save_table", "step_moves", "to_you", "write_game_logs"]
@@ -91,6 +91,7 @@ def load_table(path: Path) -> Table:
         raise ValueError(f"cannot read saved game {path}: {e}") from None
     if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
         raise ValueError(f"{path} is not a game saved by tabletop play (format {SAVE_FORMAT})")
+    data["game"] = read_game_name(data.get("game"))
     problem = _save_problem(data)
     if problem:
         raise ValueError(f"saved game {path} is damaged: {problem}")
@@ -135,7 +136,7 @@ def play_terminal(game: str = "splendor", vs: list[str] | None = None, num_playe
     state = table.state
     if state.simultaneous:  # a game played in tabletop web: this loop asks one seat at a time
         raise ValueError(f"{load} is a {table.game} game of tabletop web; resume it there (tabletop web --saves DIR)")
-    policies = {s: make_policy(spec, game=policy_game(table.game), seed=derive_seed(table.seed, s))
+    policies = {s: make_policy(spec, game=table.game, seed=derive_seed(table.seed, s))
                 for s, spec in enumerate(table.specs) if spec is not None}
     con = _Console(stdout)
     con.say(f"You are P{table.seat}; " + ", ".join(f"P{s} is {p.name}" for s, p in policies.items())

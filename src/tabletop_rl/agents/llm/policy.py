@@ -58,7 +58,8 @@ from tabletop_rl.agents.llm.client import (
 from tabletop_rl.agents.registry import Option, make_policy
 from tabletop_rl.core.game import quote, view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
-from tabletop_rl.games import policy_game
+from tabletop_rl.games import GAMES
+from tabletop_rl.games import entry as game_entry
 
 __all__ = ["FINAL_ANSWER", "LLM_OPTIONS", "LLM_PRESETS", "LLM_RANGES", "REASONING_CHARS", "REJECTED_KEPT",
            "REPLY_CHARS", "SERVER_DEFAULTS", "ChatReply", "FatalLLMError", "ForfeitError", "GamePrompt", "LLMError",
@@ -407,13 +408,14 @@ def summarize_moves(moves: Sequence[MoveRecord]) -> dict[str, Any]:
 
 # --- the policy -------------------------------------------------------------------------------
 def _prompt_for(game: Any) -> GamePrompt:
-    """The ``PROMPT`` of the game's prompt module (``tabletop_rl.agents.llm.splendor`` for a ``SplendorGame``),
-    found from the game's name."""
-    module = f"{__package__}.{policy_game(getattr(game, 'name', type(game).__name__))}"
-    try:
-        return importlib.import_module(module).PROMPT
-    except (ModuleNotFoundError, AttributeError):
-        raise ValueError(f"no LLM prompt for {type(game).__name__} ({module}.PROMPT not found)") from None
+    """The ``PROMPT`` of the game's prompt module, which its record names (``GameEntry.llm_prompt``:
+    ``tabletop_rl.agents.llm.splendor`` for a ``SplendorGame``)."""
+    name = getattr(game, "name", type(game).__name__)
+    module = game_entry(name).llm_prompt if name in GAMES else None
+    if module is None:
+        raise ValueError(f"no LLM prompt for {type(game).__name__} (its game record names no llm_prompt)")
+    prompt: GamePrompt = importlib.import_module(module).PROMPT
+    return prompt
 
 
 class LLMPolicy(BasePolicy):

@@ -8,8 +8,31 @@ the unseen cards consistent with what a seat has seen), ``solver`` (the open-han
 ``model`` (the distilled best-card network) and ``baselines`` (the heuristic and model players).
 """
 
-from tabletop_rl.games.klaverjas.actions import move_id, move_name
-from tabletop_rl.games.klaverjas.game import KlaverjasGame
-from tabletop_rl.games.klaverjas.observe import OBS_PARTS
+from typing import Any
 
-__all__ = ["KlaverjasGame", "OBS_PARTS", "move_id", "move_name"]
+from tabletop_rl.games.registry import GameEntry, lazy_attribute
+
+#: The game's record (``tabletop_rl.games.registry``).
+ENTRY = GameEntry(
+    name="klaverjas",
+    game_class=f"{__name__}.game:KlaverjasGame",
+    players=("random", "heuristic", "search:samples=4"),
+    policies="tabletop_rl.agents.klaverjas",
+    web_policies=("random", "heuristic", "model", "search:samples=4"),
+    env_id="tabletop_rl/Klaverjas-v0",
+    gym_env="tabletop_rl.envs.gym:KlaverjasGymEnv",
+    pettingzoo_envs={"aec": "tabletop_rl.envs.aec:klaverjas_env"},
+    # not played in the terminal: a player is a team of two seats, so a person would see their partner's hand
+    commands={("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
+              ("train", "klaverjas_model"): "tabletop_rl.train.klaverjas_model:train_model_main"},
+    exports={"KlaverjasGame": f"{__name__}.game"},
+)
+
+# The modules load on first use, so listing the games loads none.
+_LAZY = {"KlaverjasGame": f"{__name__}.game", "OBS_PARTS": f"{__name__}.observe", "move_id": f"{__name__}.actions",
+         "move_name": f"{__name__}.actions"}
+__all__ = ["ENTRY", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_attribute(__name__, _LAZY, name)

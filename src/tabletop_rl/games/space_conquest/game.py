@@ -70,7 +70,7 @@ class SpaceConquestGame:
     seats first and has no winners.
     """
 
-    name = "space-conquest"
+    name = "space_conquest"
     player_counts = (2,)
     option_names = ("loss_model",)  # the turn cap is new's max_plies
     default_max_plies = R.DEFAULT_MAX_TURNS
@@ -99,7 +99,7 @@ class SpaceConquestGame:
             loss_model: str = "flat") -> SpaceConquestGame:
         """The contract's constructor: ``max_plies`` is the turn cap (None: the default)."""
         if num_players != R.NUM_PLAYERS:
-            raise ValueError(f"space-conquest is played by 2 players, got {quote(num_players)}")
+            raise ValueError(f"space_conquest is played by 2 players, got {quote(num_players)}")
         return cls(seed, R.DEFAULT_MAX_TURNS if max_plies is None else max_plies, loss_model)
 
     @classmethod

@@ -102,13 +102,13 @@ def board_view(game: _Game, viewer: int | None = None) -> dict[str, Any]:
     """
     if viewer is not None:
         view = O.player_view(game, viewer)
-        return {"game": "space-conquest", "viewer": viewer, "turn": view["turn"], "max_turns": view["max_turns"],
+        return {"game": "space_conquest", "viewer": viewer, "turn": view["turn"], "max_turns": view["max_turns"],
                 "grid": view["grid"], "over": view["over"], "stars": view["stars"], "fleets": view["fleets"],
                 "events": [_describe_event(e, viewer) for e in view["events"] if e["kind"] != "launch"],
                 "errors": [e["message"] for e in view["errors"]], "totals": None}
     owner = {None: "npc", 0: "p0", 1: "p1"}
     stars = [{**star, "owner": owner[star["owner"]]} for star in map(game.star, range(R.NUM_STARS))]
-    return {"game": "space-conquest", "viewer": None, "turn": game.turn, "max_turns": game.max_turns,
+    return {"game": "space_conquest", "viewer": None, "turn": game.turn, "max_turns": game.max_turns,
             "grid": [R.WIDTH, R.HEIGHT], "over": game.is_over, "stars": stars, "fleets": game.fleets(),
             "events": [_describe_event(e, None) for e in game.events() if e["kind"] in ("combat", "rebellion", "lost")],
             "errors": [], "totals": [{"ru": game.owned_ru(p), "ships": game.total_ships(p),

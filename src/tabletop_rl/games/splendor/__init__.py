@@ -6,9 +6,34 @@ observation vector), ``notation`` (JSON positions), ``render`` and ``picture`` (
 image) and ``baselines`` (the greedy player).
 """
 
-from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, move_id, move_name
-from tabletop_rl.games.splendor.game import SplendorGame
-from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_layout
+from typing import Any
 
-__all__ = ["ACTION_NAMES", "NUM_ACTIONS", "OBSERVATION_VERSION", "SplendorGame", "move_id", "move_name",
-           "observation_layout"]
+from tabletop_rl.games.registry import GameEntry, lazy_attribute
+
+#: The game's record (``tabletop_rl.games.registry``).
+ENTRY = GameEntry(
+    name="splendor",
+    game_class=f"{__name__}.game:SplendorGame",
+    # the baselines, search at small node budgets (reproducible, unlike time budgets), and the strongest agent,
+    # az (its shipped network is plain arrays: no torch needed)
+    players=("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
+             "az:default,simulations=200"),
+    policies="tabletop_rl.agents.splendor",
+    llm_prompt="tabletop_rl.agents.llm.splendor",
+    env_id="tabletop_rl/Splendor-v0",
+    gym_env="tabletop_rl.envs.gym:SplendorGymEnv",
+    gym_vector_env="tabletop_rl.envs.splendor_vector:SplendorVectorEnv",
+    pettingzoo_envs={"aec": "tabletop_rl.envs.aec:splendor_env"},
+    terminal=True,
+    exports={"observation_layout": f"{__name__}.observe"},
+)
+
+# The modules load on first use, so listing the games loads none.
+_LAZY = {"ACTION_NAMES": f"{__name__}.actions", "NUM_ACTIONS": f"{__name__}.actions", "move_id": f"{__name__}.actions",
+         "move_name": f"{__name__}.actions", "SplendorGame": f"{__name__}.game",
+         "OBSERVATION_VERSION": f"{__name__}.observe", "observation_layout": f"{__name__}.observe"}
+__all__ = ["ENTRY", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_attribute(__name__, _LAZY, name)

@@ -2,11 +2,11 @@
 
 A request names an opponent by a spec of the menu; it sets nothing else, so no request can make the server read
 a file, send a key to a host, write a cache or search with a budget of its own choosing. The menu is the built-in
-policies this installation can build (``DEFAULT_POLICIES``: none reads a file but the package's own, none reads a
-key, every search has a small fixed budget) and each spec the operator adds with ``tabletop web --allow SPEC``
-(``GAME:SPEC`` for one game only), checked by building it before the page listens. Specs are kept in their
-canonical spelling (``agents.parse_spec``), so a spec written another way (options in another order) is the same
-entry of the menu.
+policies this installation can build (``default_policies()``, from the game records: none reads a file but the
+package's own, none reads a key, every search has a small fixed budget) and each spec the operator adds with
+``tabletop web --allow SPEC`` (``GAME:SPEC`` for one game only), checked by building it before the page listens.
+Specs are kept in their canonical spelling (``agents.parse_spec``), so a spec written another way (options in
+another order) is the same entry of the menu.
 
 >>> menu = PolicyMenu({"splendor": ("random", "mcts:simulations=200")})
 >>> menu.check("splendor", "mcts: simulations=200")
@@ -23,23 +23,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tabletop_rl.agents import make_policy, parse_spec
-from tabletop_rl.games import GAMES, policy_game
+from tabletop_rl.games import GAMES, entries
 
-__all__ = ["DEFAULT_POLICIES", "MAX_SPEC_CHARS", "PolicyMenu"]
+__all__ = ["MAX_SPEC_CHARS", "PolicyMenu", "default_policies"]
 
-#: The built-in menu: the baselines and the searches at the arena's default node budgets (a node budget, not a
-#: time budget, so a move costs the same on any machine). ``az:default`` (the shipped network) reads plain arrays,
-#: so it builds without torch.
-DEFAULT_POLICIES: dict[str, tuple[str, ...]] = {
-    "splendor": ("random", "greedy", "expectiminimax:depth=3,budget_ms=0,nodes=20000", "mcts:simulations=200",
-                 "az:default,simulations=200"),
-    "klaverjas": ("random", "heuristic", "model", "search:samples=4"),
-    "space-conquest": ("random", "heuristic"),
-}
 #: The longest spec a request may send; a longer one in a save is no entry (it is not parsed to be spelled canonically).
 MAX_SPEC_CHARS = 1000
 #: How much of a refused spec an error repeats.
 _SHOWN_CHARS = 80
+
+
+def default_policies() -> dict[str, tuple[str, ...]]:
+    """The built-in menu, per game: its record's ``web_policies`` (else its arena line-up), the baselines and the
+    searches at the arena's default node budgets (a node budget, not a time budget, so a move costs the same on
+    any machine). ``az:default`` (the shipped network) reads plain arrays, so it builds without torch."""
+    return {record.name: record.menu for record in entries()}
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,8 @@ class PolicyMenu:
     def build(cls, allow: Sequence[str] = ()) -> PolicyMenu:
         """The built-in policies this installation can build, then each ``allow`` spec (``GAME:SPEC`` for one game,
         else every game with such a policy); ``ValueError`` in one line for a spec no game builds."""
-        policies = {game: [spec for spec in map(functools.partial(_built_by_default, game), DEFAULT_POLICIES[game])
-                           if spec is not None] for game in sorted(GAMES)}
+        policies = {game: [spec for spec in map(functools.partial(_built_by_default, game), specs) if spec is not None]
+                    for game, specs in default_policies().items()}
         for text in allow:
             for game, spec in _allowed(text):
                 policies[game].append(spec)
@@ -81,7 +79,7 @@ def _canonical(game: str, spec: str) -> str | None:
     if len(spec) > MAX_SPEC_CHARS:
         return None
     try:
-        return parse_spec(spec, policy_game(game)).text
+        return parse_spec(spec, game).text
     except ValueError:
         return None
 
@@ -89,8 +87,8 @@ def _canonical(game: str, spec: str) -> str | None:
 def _built(game: str, spec: str) -> str:
     """The canonical spelling of ``spec`` after building it once for ``game``; ``ValueError`` when it does not build
     (a bad spec, a file that is not there, an extra that is not installed)."""
-    text = parse_spec(spec, policy_game(game)).text
-    make_policy(text, game=policy_game(game), seed=0)
+    text = parse_spec(spec, game).text
+    make_policy(text, game=game, seed=0)
     return text
 
 

@@ -34,7 +34,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.game import IllegalActionError, policy_answer
 from tabletop_rl.core.policy import Policy
-from tabletop_rl.games import game_class, policy_game
+from tabletop_rl.games import game_class
 from tabletop_rl.ui.terminal import Table, load_table, new_table, save_table, to_you
 from tabletop_rl.ui.web.menu import PolicyMenu
 from tabletop_rl.ui.web.views import position_view
@@ -70,7 +70,7 @@ def _offered(table: Table, menu: PolicyMenu) -> Table:
 
 def _policies(table: Table) -> dict[int, Policy]:
     """The policy of each player but the person, seeded as ``tabletop play`` seeds them."""
-    game = policy_game(table.game)
+    game = table.game
     return {
         p: make_policy(spec, game=game, seed=derive_seed(table.seed, p))
         for p, spec in enumerate(table.specs)

@@ -344,7 +344,7 @@ function orderClick(view, s) {
   showPlay(state.play, true);
 }
 
-const BOARDS = { splendor: drawSplendor, klaverjas: drawKlaverjas, "space-conquest": drawSpaceConquest };
+const BOARDS = { splendor: drawSplendor, klaverjas: drawKlaverjas, space_conquest: drawSpaceConquest };
 
 // --- the summary ----------------------------------------------------------------------------------------
 const pct = (x) => (x === null || x === undefined ? "" : `${(100 * x).toFixed(0)}%`);
