@@ -309,6 +309,7 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"fast_simulations": 8}, "--fast-simulations must be >= 0 and below --simulations"),
     ({"full_share": 0.0}, r"--full-share in \(0, 1\]"),
     ({"root_value_weight": 1.5}, r"--root-value-weight must be in \[0, 1\]"),
+    ({"root": "uct"}, "--root must be puct or gumbel"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
@@ -429,3 +430,26 @@ def test_a_replay_buffer_saved_before_results_were_kept_loads_its_values_as_resu
     again = ReplayBuffer(4, 3)
     assert again.load(tmp_path / "replay.npz") == 3
     assert again.data.results[:3].tolist() == again.data.values[:3].tolist() == [1, -1, 1]
+
+
+def test_self_play_with_the_gumbel_root_teaches_its_improved_policy(monkeypatch):
+    """``root="gumbel"``: every searched position's policy target is the search's improved policy (not its visits),
+    which puts weight on every legal move, and the moves are drawn with Gumbel noise."""
+    import tabletop_rl.train.splendor_az as loop
+
+    targets, noisy = [], []
+
+    class Spy(loop.PUCTPolicy):
+        def act(self, observation, mask, info):
+            action = super().act(observation, mask, info)
+            targets.append(self.policy_target(mask))
+            noisy.append(self.gumbel_noise and self.root == "gumbel")
+            return action
+
+    monkeypatch.setattr(loop, "PUCTPolicy", Spy)
+    positions = play_game(random_net((8,), seed=0), 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200, root="gumbel",
+                                                                considered=4))
+    searched = positions.masks.sum(axis=1) > 1
+    assert searched.sum() == len(targets) and all(noisy)
+    np.testing.assert_allclose(positions.policies[searched], np.array(targets), atol=1e-6)
+    assert all((p[m] > 0).all() for p, m in zip(positions.policies[searched], positions.masks[searched]))

@@ -70,7 +70,7 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
 
 def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 700,
                     budget_ms: float | None = None, c: float = 0.4, mix: float = 0.5,
-                    rollout_depth: int = 4) -> PUCTPolicy:
+                    rollout_depth: int = 4, root: str = "puct", considered: int = 16) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
     ``tabletop train splendor``, a MaskablePPO zip or either exported as arrays (``az:default``: the shipped
     network of ``--algo az``, as arrays)."""
@@ -79,7 +79,7 @@ def _load_az_policy(name: str, seed: int | None = None, path: str = "default", s
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
     return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c, mix=mix,
-                      rollout_depth=rollout_depth)
+                      rollout_depth=rollout_depth, root=root, considered=considered)
 
 
 register_policy("splendor", "greedy", GreedyPolicy,
@@ -100,7 +100,9 @@ register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "defau
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
 # alone); az:default searches with the shipped network trained by search-guided self-play. A leaf's value is
 # mixed with greedy's after rollout_depth greedy turns (mix=0: the network's alone); docs/agents.md has why.
+# root=gumbel chooses the root move by sequential halving over the `considered` most probable moves.
 register_policy("splendor", "az", _load_az_policy,
                 (Option("path", str, "default"), Option("simulations", int, 700), Option("budget_ms", float, None),
-                 Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4)),
+                 Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4),
+                 Option("root", str, "puct"), Option("considered", int, 16)),
                 positional="path", check=_az_problem)

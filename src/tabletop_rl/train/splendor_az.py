@@ -92,6 +92,10 @@ class Args:
                                     "that play the moves not searched in full; only full searches are recorded "
                                     "(0: every move searched in full)")
     full_share: float = knob(0.25, "with --fast-simulations, the share of moves searched in full")
+    root: str = knob("puct", "the self-play search's root: puct (visits are the policy target; root noise and "
+                             "--temperature-plies explore) or gumbel (sequential halving with Gumbel noise; its "
+                             "improved policy is the target)")
+    considered: int = knob(16, "with --root gumbel, the root moves sequential halving considers")
     root_value_weight: float = knob(0.0, "weight of the search's root value in a searched position's value target "
                                          "(the rest: the game's result; 0: the result alone)")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
@@ -148,6 +152,9 @@ def validate_args(args: Args) -> None:
     if not 0 <= args.fast_simulations < args.simulations or not 0 < args.full_share <= 1:
         raise ValueError(f"--fast-simulations must be >= 0 and below --simulations, and --full-share in (0, 1], got "
                          f"{args.fast_simulations} and {args.full_share}")
+    if args.root not in ("puct", "gumbel") or args.considered < 2:
+        raise ValueError(f"--root must be puct or gumbel and --considered at least 2, got {args.root!r} and "
+                         f"{args.considered}")
     if not 0 <= args.root_value_weight <= 1:
         raise ValueError(f"--root-value-weight must be in [0, 1], got {args.root_value_weight}")
     if not 0 <= args.value_mix <= 1 or args.rollout_depth < 0:
@@ -179,12 +186,14 @@ class SelfPlay:
     fast_simulations: int = 0
     full_share: float = 1.0
     root_value_weight: float = 0.0
+    root: str = "puct"
+    considered: int = 16
 
     @classmethod
     def of(cls, args: Args) -> SelfPlay:
         return cls(args.players, args.simulations, args.c, args.noise_alpha, args.noise_fraction,
                    args.temperature_plies, args.max_plies, args.value_mix, args.rollout_depth,
-                   args.fast_simulations, args.full_share, args.root_value_weight)
+                   args.fast_simulations, args.full_share, args.root_value_weight, args.root, args.considered)
 
 
 class Positions(NamedTuple):
@@ -219,7 +228,8 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
     other moves faster, so a CPU-second yields more games and more independent results."""
     game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
     search = PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
-                        setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth)
+                        setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth, root=setup.root,
+                        considered=setup.considered)
     caps = np.random.default_rng([seed, 1])
     observations, masks, policies, seats, roots = [], [], [], [], []
     while not game.is_over:
@@ -231,12 +241,13 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
             full = setup.fast_simulations == 0 or caps.random() < setup.full_share
             search.simulations = setup.simulations if full else setup.fast_simulations
             search.noise_fraction = setup.noise_fraction if full else 0.0
+            search.gumbel_noise = full
             search.temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
             action = search.act(observation, mask, game.policy_info(seat))
             if not full:
                 game.step(action)
                 continue
-            visits, root = np.where(mask, search.root_visits(), 0).astype(np.float32), search.root_value()
+            visits, root = search.policy_target(mask), search.root_value()
         observations.append(observation)
         masks.append(mask)
         policies.append(visits / visits.sum())
@@ -543,7 +554,7 @@ def _search_match(net: Net, args: Args) -> dict[str, float]:
         game = SplendorGame(args.players, seed=20_000 + g, max_plies=args.max_plies)
         seat = g % args.players
         search = PUCTPolicy(net, "search", g, args.eval_search_simulations, None, args.c, mix=args.value_mix,
-                            rollout_depth=args.rollout_depth)
+                            rollout_depth=args.rollout_depth, root=args.root, considered=args.considered)
         other = make_policy(args.eval_search_opponent, "splendor", seed=g)
         while not game.is_over:
             mover = game.current_player

@@ -295,3 +295,62 @@ def test_the_root_value_is_the_searchers_mean_over_its_moves(leaf, root):
 def test_the_root_value_before_any_search_is_refused():
     with pytest.raises(ValueError, match="no root move was searched"):
         PUCTPolicy(random_net(hidden=(8,)), simulations=8).root_value()
+
+
+def test_sequential_halving_spends_its_budget_on_the_considered_moves_and_plays_one_of_them():
+    """The Gumbel root: the ``considered`` moves with the highest prior logits (plus Gumbel noise in self-play)
+    share the simulations by sequential halving; no other root move is entered, the move played is one of them,
+    and the policy target (softmax of logits plus the transformed completed values) covers every legal move."""
+    g = SplendorGame(2, seed=4)
+    mask = g.legal_mask()
+    policy = PUCTPolicy(random_net(hidden=(16,), seed=1), simulations=32, seed=0, root="gumbel", considered=4)
+    action = decide(policy, g)
+    visits = policy.root_visits()
+    entered = np.flatnonzero(visits)
+    assert len(entered) == 4 and mask[entered].all() and action in entered
+    assert visits.sum() <= 31  # one simulation scored the root
+    target = policy.policy_target(mask)
+    assert np.isclose(target.sum(), 1) and (target[mask] > 0).all() and not target[~mask].any()
+    prior = policy.tree.arrays[3][0]
+    top4 = np.flatnonzero(mask)[np.argsort(-prior[mask], kind="stable")[:4]]
+    assert sorted(entered.tolist()) == sorted(top4.tolist())  # no noise in play: the four most probable
+
+
+def test_the_gumbel_root_plays_the_finalist_with_the_better_value():
+    """With a uniform policy and no noise the moves differ by their values alone: the two finalists of sequential
+    halving got the most simulations, and the one played has the higher mean value for the searcher."""
+    g = SplendorGame(2, seed=4)
+    net = random_net(hidden=(16,), seed=3)
+    net = net._replace(policy_weights=tuple(np.zeros_like(w) for w in net.policy_weights),
+                       policy_biases=tuple(np.zeros_like(b) for b in net.policy_biases))
+    policy = PUCTPolicy(net, simulations=64, seed=0, root="gumbel", considered=8)
+    action = decide(policy, g)
+    children, visits, value = policy.tree.arrays[:3]
+    counts = policy.root_visits()
+    finalists = np.flatnonzero(counts == counts.max())
+    assert len(finalists) == 2 and action in finalists
+    q = {a: value[children[0, a]] / visits[children[0, a]] for a in finalists}
+    assert q[action] == max(q.values())
+
+
+def test_gumbel_noise_draws_other_considered_moves_in_self_play():
+    g = SplendorGame(2, seed=4)
+    net = random_net(hidden=(16,), seed=1)
+    sets = {tuple(np.flatnonzero(_searched(PUCTPolicy(net, simulations=16, seed=s, root="gumbel", considered=3,
+                                                      gumbel_noise=True), g))) for s in range(8)}
+    assert len(sets) > 1
+
+
+def _searched(policy: PUCTPolicy, g: SplendorGame) -> np.ndarray:
+    decide(policy, g)
+    return policy.root_visits()
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"root": "alphazero"}, "root must be puct or gumbel"),
+    ({"root": "gumbel", "considered": 1}, "considered must be at least 2"),
+    ({"root": "gumbel", "budget_ms": 50.0}, "gumbel root needs a number of simulations"),
+])
+def test_bad_root_settings_are_refused(changes, message):
+    with pytest.raises(ValueError, match=message):
+        PUCTPolicy(random_net(hidden=(8,)), **{"simulations": 16, **changes})

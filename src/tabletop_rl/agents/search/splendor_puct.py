@@ -219,9 +219,10 @@ def _blend_heuristic(state, mix, turns, cards, nobles, weights, work, rng):
 
 @njit(cache=True)
 def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, work, path, movers, rng, mix, turns,
-              weights):
-    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use). With ``mix > 0`` a
-    leaf's value is blended with the heuristic's after ``turns`` greedy turns (``_blend_heuristic``)."""
+              weights, root_action):
+    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use), each entering the root
+    by ``root_action`` when it is >= 0 (a legal move; sequential halving chooses it). With ``mix > 0`` a leaf's
+    value is blended with the heuristic's after ``turns`` greedy turns (``_blend_heuristic``)."""
     children, visits, value, prior, node_value = tree
     state, mask, obs, seat_values = work[0], work[1], work[2], work[3]
     capacity = children.shape[0]
@@ -238,8 +239,11 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
                 leaf_value = _evaluate(state, cards, nobles, net, obs, prior[node])
                 leaf_mover, scored = mover, node
                 break
-            R.legal_mask(state, cards, nobles, mask)
-            action = _select(tree, node, mask, c)
+            if node == 0 and root_action >= 0:
+                action = root_action
+            else:
+                R.legal_mask(state, cards, nobles, mask)
+                action = _select(tree, node, mask, c)
             child = children[node, action]
             if child < 0:
                 if used[0] == capacity:  # full: score this position without growing the tree
@@ -308,13 +312,24 @@ class PUCTPolicy(BasePolicy):
     priors over the legal moves, with weight ``noise_fraction``, so the search tries moves the network rules
     out; ``temperature > 0`` draws the move with probability proportional to visits^(1/temperature) instead
     of taking the most visited. Both draw from the policy's own seeded generator.
+
+    ``root="gumbel"`` chooses at the root by sequential halving instead (Gumbel AlphaZero's root, which improves
+    on the policy even with a few simulations): the ``considered`` moves with the highest logits (plus Gumbel
+    noise with ``gumbel_noise``, self-play's exploration) share the simulations in rounds, each round keeping the
+    better half by logit plus transformed value; the last one left is played, and ``policy_target`` is the
+    softmax of logits plus the transformed values of every legal move (unsearched ones at the root's value).
+    Below the root the search is PUCT as before.
     """
 
     def __init__(self, net: Net, name: str = "puct", seed: int | None = None, simulations: int = 200,
                  budget_ms: float | None = None, c: float = 1.5, noise_alpha: float = 0.0,
                  noise_fraction: float = 0.25, temperature: float = 0.0, mix: float = 0.0,
-                 rollout_depth: int = 0) -> None:
+                 rollout_depth: int = 0, root: str = "puct", considered: int = 16, gumbel_noise: bool = False) -> None:
         super().__init__(name, seed)
+        _check(root in ("puct", "gumbel"), f"{name} root must be puct or gumbel, got {root!r}")
+        _check(root == "puct" or considered >= 2, f"{name} considered must be at least 2, got {considered}")
+        _check(root == "puct" or budget_ms is None, f"{name} the gumbel root needs a number of simulations, not a "
+               "time budget")
         _check(simulations >= 0, f"{name} simulations must be >= 0 (0: the network alone), got {simulations}")
         _check(simulations <= MAX_PUCT_SIMULATIONS, f"{name} simulations must be at most {MAX_PUCT_SIMULATIONS} "
                f"(a tree node each), got {simulations}")
@@ -329,6 +344,8 @@ class PUCTPolicy(BasePolicy):
         _check(0 <= rollout_depth <= MAX_ROLLOUT_DEPTH,
                f"{name} rollout_depth must be >= 0 turns and at most {MAX_ROLLOUT_DEPTH}, got {rollout_depth}")
         self.mix, self.rollout_depth = mix, rollout_depth
+        self.root, self.considered, self.gumbel_noise = root, considered, gumbel_noise
+        self._improved: np.ndarray | None = None  # the gumbel root's policy target of the last search
         self.net, self.simulations, self.budget_ms, self.c = net, simulations, budget_ms, c
         self._net_arrays = tuple(net)  # the plain nested tuple numba takes, built once, not per search call
         self.noise_alpha, self.noise_fraction, self.temperature = noise_alpha, noise_fraction, temperature
@@ -340,13 +357,13 @@ class PUCTPolicy(BasePolicy):
                       np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.MAX_PLAYERS))
         self.simulations_run = 0
 
-    def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray) -> None:
+    def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray, root_action: int = -1) -> None:
         simulations = min(simulations, self.tree.capacity - int(self.tree.used[0]))
         if simulations <= 0:
             return
         _simulate(self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
                   self._net_arrays, self._work, self.tree.path, self.tree.movers, rng, self.mix, self.rollout_depth,
-                  DEFAULT_GREEDY_WEIGHTS)
+                  DEFAULT_GREEDY_WEIGHTS, root_action)
         self.simulations_run += simulations
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
@@ -362,6 +379,11 @@ class PUCTPolicy(BasePolicy):
         rng = np.array([seed], np.uint64)
         self.tree.clear()
         self.simulations_run = 0
+        self._improved = None
+        if self.root == "gumbel":
+            action = self._sequential_halving(root, seat, np.asarray(mask, bool), rng)
+            self.add_nodes(int(self.tree.used[0]))
+            return action
         deadline = None if self.budget_ms is None else time.perf_counter() + self.budget_ms / 1000
         if self.noise_alpha > 0 and self.noise_fraction > 0:
             self._run(root, seat, 1, rng)  # the first simulation scores the root: its priors exist from here on
@@ -373,6 +395,61 @@ class PUCTPolicy(BasePolicy):
                 self._run(root, seat, _CHUNK, rng)
         self.add_nodes(int(self.tree.used[0]))
         return self.most_visited(mask) if self.temperature == 0 else self.sampled(mask)
+
+    def _sequential_halving(self, root: np.ndarray, seat: int, mask: np.ndarray, rng: np.ndarray) -> int:
+        """The Gumbel root: score the root, then halve the considered moves round by round, each round's
+        simulations shared evenly among the moves left; returns the last move left."""
+        self._run(root, seat, 1, rng)  # scores the root: its prior row and its value
+        legal = np.flatnonzero(mask)
+        logits = np.log(np.maximum(self.tree.arrays[3][0][legal], 1e-30))  # the row holds exp(logit - max)
+        noise = self.rng.gumbel(size=len(legal)) if self.gumbel_noise else np.zeros(len(legal))
+        left = np.argsort(-(noise + logits), kind="stable")[:min(self.considered, len(legal))]
+        rounds = max(1, int(np.ceil(np.log2(len(left)))))
+        budget = self.simulations - 1
+        while len(left) > 1:
+            each = max(1, budget // (rounds * len(left)))
+            for i in left:
+                self._run(root, seat, each, rng, int(legal[i]))
+            score = noise + logits + self._transformed_values(legal)
+            left = left[np.argsort(-score[left], kind="stable")[:(len(left) + 1) // 2]]
+        self._improved = np.zeros(R.NUM_ACTIONS)
+        target = np.exp(logits + self._transformed_values(legal) - (logits + self._transformed_values(legal)).max())
+        self._improved[legal] = target / target.sum()
+        return int(legal[left[0]])
+
+    def _transformed_values(self, legal: np.ndarray) -> np.ndarray:
+        """sigma(completed Q) of each legal root move: its mean value for the searcher where it was searched,
+        ``_mixed_value`` where not, rescaled to [0, 1] over the moves and scaled by (50 + the most visits) x 0.1 (the
+        Gumbel MuZero paper's transform)."""
+        children, visits, value, prior, node_value = self.tree.arrays
+        child = children[0][legal]
+        n = np.where(child >= 0, visits[np.maximum(child, 0)], 0)
+        q = np.where(n > 0, value[np.maximum(child, 0)] / np.maximum(n, 1), 0.0)
+        q[n == 0] = self._mixed_value(n, q, prior[0][legal], node_value[0])
+        spread = q.max() - q.min()
+        scaled = (q - q.min()) / spread if spread > 1e-12 else np.zeros_like(q)
+        return (50 + n.max()) * 0.1 * scaled
+
+    @staticmethod
+    def _mixed_value(n: np.ndarray, q: np.ndarray, weights: np.ndarray, root_value: float) -> float:
+        """The value an unsearched root move is completed with: the network's value of the root mixed with the
+        prior-weighted mean of the searched moves' values, by their simulations (the paper's v_mix)."""
+        searched = n > 0
+        if not searched.any():
+            return root_value
+        prior = weights / weights.sum()
+        mean = float((prior[searched] * q[searched]).sum() / prior[searched].sum())
+        return (root_value + n.sum() * mean) / (1 + n.sum())
+
+    def policy_target(self, mask: np.ndarray) -> np.ndarray:
+        """What self-play teaches the network at this root: the gumbel root's improved policy, else the root
+        visits normalised over the legal moves (the first legal move where none was visited)."""
+        if self._improved is not None:
+            return self._improved.astype(np.float32)
+        visits = np.where(np.asarray(mask, bool), self.root_visits(), 0).astype(np.float32)
+        if visits.sum() == 0:
+            visits[int(np.argmax(mask))] = 1.0
+        return visits / visits.sum()
 
     def _add_root_noise(self, mask: np.ndarray) -> None:
         """Mix Dirichlet noise into the root's prior row over the legal moves (the searching seat moves at the
