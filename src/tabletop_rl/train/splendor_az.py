@@ -1,5 +1,6 @@
-"""Search-guided self-play for Splendor (expert iteration), written the CleanRL way: one file that reads top
-to bottom.
+"""Search-guided self-play for Splendor (expert iteration): ``train()`` is the loop, each iteration's steps named
+functions of this file (``self_play``, ``fresh_metrics``, ``learn``) read in the order they run, over the shared
+pieces of ``train/selfplay.py``.
 
 ``tabletop train splendor --algo az``. Each iteration (a) plays ``--games`` games in which every seat is the
 PUCT search (``agents/search/splendor_puct.py``) guided by the current network, with Dirichlet noise at the

@@ -1,4 +1,7 @@
-"""PPO self-play for Splendor, written the CleanRL way: one file that reads top to bottom.
+"""PPO self-play for Splendor, written the CleanRL way: the whole algorithm is one loop in ``train()`` that reads
+top to bottom, in numbered steps (rollout, advantages, update, logs). What every trainer of the project shares,
+and CleanRL would import from gym and its own utilities, is imported here too: the vector env, the network and
+the masked logits (``agents/ppo.py``), the evaluations, checkpoints and progress line (``train/selfplay.py``).
 
 The default trainer of ``tabletop train splendor`` (``--algo sb3`` runs MaskablePPO instead, from
 ``splendor_ppo``). Rollouts are read straight from ``SplendorVectorEnv``'s arrays into preallocated

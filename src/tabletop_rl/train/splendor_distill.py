@@ -1,5 +1,5 @@
-"""A network that plays alone, taught by a search (distillation with DAgger-style positions), written the
-CleanRL way: one file that reads top to bottom.
+"""A network that plays alone, taught by a search (distillation with DAgger-style positions): ``train()`` is the
+loop over named steps of this file (labelling, fitting, evaluation), over the shared pieces of ``train/selfplay.py``.
 
 ``tabletop train splendor --algo distill``. Each round (a) labels ``--games`` games: at every decision the
 teacher (a policy spec, ``az:default`` unless told) chooses, and its choice is the target (the visit
