@@ -1,7 +1,7 @@
 """Adding a game is one package and one record (docs/architecture.md, "How to add a game"): Nim (``tests/nim/``), a
 game the package does not ship, registered in a copy of the registry, works everywhere the docs promise from its
-record alone: the conformance check, the arena with its record's line-up, replays, terminal play, and the
-PettingZoo and Gymnasium envs under their own checkers."""
+record alone: the conformance check, the arena with its record's line-up, replays (terminal and web), terminal
+play, and the PettingZoo and Gymnasium envs under their own checkers."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tabletop_rl.arena.results import load_games
 from tabletop_rl.cli import main
 from tabletop_rl.envs.aec import TabletopAEC
 from tabletop_rl.envs.gym import TabletopGymEnv
+from tabletop_rl.ui.web.views import RunView
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +39,7 @@ def test_it_passes_the_conformance_check():
     check_game("nim")
 
 
-def test_the_arena_plays_its_line_up_and_the_games_replay(tmp_path, monkeypatch, capsys):
+def test_the_arena_plays_its_line_up_and_the_games_replay_in_the_terminal_and_the_web(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     assert main(["arena", "nim", "--games", "2", "--jobs", "1", "--out", str(out)]) == 0, capsys.readouterr().err
     records = load_games(out)
@@ -52,6 +53,10 @@ def test_the_arena_plays_its_line_up_and_the_games_replay(tmp_path, monkeypatch,
     shown = capsys.readouterr().out
     assert f"ply {len(records[0]['moves'])}/{len(records[0]['moves'])}" in shown
     assert shown.rstrip().endswith("Points: P0 1, P1 0") or shown.rstrip().endswith("Points: P0 0, P1 1"), shown
+
+    last = RunView.open(out).position(0, len(records[0]["moves"]), viewer=None)
+    assert last["over"] and last["board"] is None  # no board as data: the page shows the text board
+    assert "took the last counter" in last["text"] and last["result"].startswith("Game over: P")
 
 
 def test_a_person_plays_it_in_the_terminal(tmp_path, monkeypatch, capsys):
