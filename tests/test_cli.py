@@ -279,18 +279,6 @@ def test_a_default_arena_builds_each_policy_once(tmp_path, monkeypatch):
     assert builds["heuristic"] == 1, f"heuristic built {builds['heuristic']} times"
 
 
-def test_arena_with_no_players_plays_the_line_up_of_a_game_known_only_by_its_record(tmp_path, monkeypatch, capsys):
-    toy = games.GameEntry("toy", "tabletop_rl.games.splendor.game:SplendorGame", players=("random", "random:name=b"))
-    registry = games.REGISTRY.copy()  # the real registry is left as it was
-    registry.register(toy)
-    monkeypatch.setattr(games, "REGISTRY", registry)
-    out = tmp_path / "run"
-    assert main(["arena", "toy", "--games", "2", "--jobs", "1", "--out", str(out)]) == 0, capsys.readouterr().err
-    records = load_games(out)
-    assert len(records) == 2 and {r["game"] for r in records} == {"toy"}
-    assert sorted(records[0]["seats"]) == ["random", "random:name=b"]
-
-
 def test_klaverjas_default_tournament_and_no_terminal_play(tmp_path, monkeypatch, capsys):
     from tabletop_rl.cli import _default_players
 

@@ -27,6 +27,7 @@ from tabletop_rl.arena.results import read_config
 from tabletop_rl.arena.runner import BACKENDS
 from tabletop_rl.core.extras import TRAIN_MODULES, missing_extra
 from tabletop_rl.games import entries, entry, game_class, names
+from tabletop_rl.games.registry import resolve
 from tabletop_rl.train import splendor_az, splendor_cleanrl_ppo, splendor_distill, splendor_ppo
 from tabletop_rl.train.selfplay import TrainConfig, add_arguments
 from tabletop_rl.ui.bench import main as bench_main
@@ -519,8 +520,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:  # reached only without arguments after the game: delegate
-    module, _, function = _delegated()[("serve", args.game)].partition(":")
-    status: int = getattr(importlib.import_module(module), function)([])
+    status: int = resolve(_delegated()[("serve", args.game)])([])
     return status
 
 
@@ -565,8 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = (argv[0], _game_name(argv[1])) if len(argv) >= 2 else None
     if command is not None and command in _delegated():
-        module, _, function = _delegated()[command].partition(":")
-        return getattr(importlib.import_module(module), function)(argv[2:])
+        return resolve(_delegated()[command])(argv[2:])
     parser = _build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):

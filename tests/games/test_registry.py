@@ -62,6 +62,7 @@ def test_the_derived_tables_follow_the_records(monkeypatch):
 @pytest.mark.parametrize("fields, message", [
     ({"name": "space-conquest"}, "a game's name is a lower-case identifier"),
     ({"game_class": "tabletop_rl.games.toy.game.ToyGame"}, "is not 'module:attribute'"),
+    ({"board_view": "tabletop_rl.games.toy.render.board_view"}, "is not 'module:attribute'"),
     ({"players": ()}, "the default line-up names no policy"),
 ])
 def test_a_bad_record_is_refused(fields, message):

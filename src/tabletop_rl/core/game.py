@@ -257,6 +257,7 @@ class TurnBased:
     """
 
     __slots__ = ()
+    name: ClassVar[str]
     simultaneous: ClassVar[bool] = False
     num_actions: ClassVar[int]
     render_modes: ClassVar[tuple[str, ...]] = ("ansi", "human")
@@ -320,6 +321,21 @@ class TurnBased:
     def describe_move(self, move: Any) -> str:
         return str(move)
 
+    # what a person types (terminal play) and why a move is refused; a game may read more forms, or say more
+    def move_id(self, name: str, /) -> int:
+        """The id of the move named ``name`` (``move_name``'s inverse); ``ValueError`` for text that names none."""
+        for action in range(self.num_actions):
+            if self.move_name(action) == name:
+                return action
+        raise ValueError(f"{quote(name)} is no {self.name} move (moves are named like {self.move_name(0)})")
+
+    def explain_illegal(self, action: int) -> str:
+        """Why ``action`` cannot be played now, in one line naming the legal moves."""
+        legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask())]
+        shown = (self.move_name(action) if 0 <= action < self.num_actions
+                 else f"action {quote(action)} (ids are 0..{self.num_actions - 1})")
+        return f"{shown} is not legal now (legal: {', '.join(legal) or 'none, the game is over'})"
+
     # random play, for envs whose opponents are random
     def play_random_until(self, seat: int) -> None:
         """Uniformly random legal moves, from the game's own random stream, for every seat but ``seat``
@@ -368,6 +384,9 @@ class TurnBasedGame(Game, Protocol):
     def current_player(self) -> int: ...
     def legal_mask(self) -> np.ndarray: ...
     def step(self, action: int | str) -> None: ...
+    def move_name(self, action: int) -> str: ...
+    def move_id(self, name: str, /) -> int: ...
+    def explain_illegal(self, action: int) -> str: ...
     def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray: ...
     def end_rewards(self, mode: str = "win") -> list[float]: ...
     def random_below(self, n: int) -> int: ...

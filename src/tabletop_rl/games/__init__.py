@@ -16,13 +16,12 @@ ValueError: unknown game 'chess'; the games are: klaverjas, space_conquest, sple
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from tabletop_rl.core.game import Game, TurnBasedGame
 from tabletop_rl.games import klaverjas, space_conquest, splendor
-from tabletop_rl.games.registry import GameEntry, Registry, read_game_name
+from tabletop_rl.games.registry import GameEntry, Registry, read_game_name, resolve
 
 __all__ = ["GAMES", "REGISTRY", "GameEntry", "check_options", "entries", "entry", "game_class", "names",
            "read_game_name", "register_game", "turn_based_class"]
@@ -79,8 +78,7 @@ GAMES: Mapping[str, str] = _GameClasses()
 
 def game_class(name: str) -> type[Game]:
     """The ``Game`` class of ``name``; ``ValueError`` naming the known games."""
-    record = entry(name)
-    cls: type[Game] = getattr(importlib.import_module(record.module), record.attribute)
+    cls: type[Game] = resolve(entry(name).game_class)
     return cls
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GameEntry", "Registry", "lazy_attribute", "read_game_name"]
+__all__ = ["GameEntry", "Registry", "lazy_attribute", "read_game_name", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class GameEntry:
     - ``env_id``: its id in Gymnasium's and PettingZoo's registries (``tabletop_rl/Splendor-v0``), with
       ``gym_env`` (``module:Class``, and ``gym_vector_env`` for ``gymnasium.make_vec``) and ``pettingzoo_envs``
       (env type, ``"aec"`` or ``"parallel"`` -> ``module:function``);
+    - ``board_view``: ``module:function(game, viewer) -> dict``, the board as data that the web page draws (the
+      game's ``render.board_view``); ``None``: the page shows the text board alone;
     - ``terminal``: ``tabletop play <name>`` runs it in the package's terminal table (``ui.terminal``);
     - ``commands``: the commands whose arguments the game parses itself, ``(command, subject)`` ->
       ``module:function(argv) -> int``: ``("play", "space_conquest")`` runs ``tabletop play space-conquest ...``;
@@ -62,6 +64,7 @@ class GameEntry:
     gym_env: str | None = None
     gym_vector_env: str | None = None
     pettingzoo_envs: Mapping[str, str] = field(default_factory=dict)
+    board_view: str | None = None
     terminal: bool = False
     commands: Mapping[tuple[str, str], str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
@@ -71,7 +74,7 @@ class GameEntry:
             raise ValueError(f"a game's name is a lower-case identifier ({self.name.replace('-', '_').lower()}, "
                              f"not {self.name})")
         for path in (self.game_class, self.gym_env, self.gym_vector_env, *self.pettingzoo_envs.values(),
-                     *self.commands.values()):
+                     self.board_view, *self.commands.values()):
             if path is not None and path.count(":") != 1:
                 raise ValueError(f"{self.name}: {path!r} is not 'module:attribute'")
         if not self.players:
@@ -134,6 +137,16 @@ def read_game_name(value: Any) -> Any:
     ('space_conquest', 'splendor', 3)
     """
     return value.replace("-", "_") if isinstance(value, str) else value
+
+
+def resolve(path: str) -> Any:
+    """What an import string of a record names (``module:attribute``), its module imported on first use.
+
+    >>> resolve("tabletop_rl.games.registry:GameEntry") is GameEntry
+    True
+    """
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def lazy_attribute(package: str, modules: Mapping[str, str], name: str) -> Any:

@@ -22,6 +22,7 @@ ENTRY = GameEntry(
     env_id="tabletop_rl/Klaverjas-v0",
     gym_env="tabletop_rl.envs.gym:KlaverjasGymEnv",
     pettingzoo_envs={"aec": "tabletop_rl.envs.aec:klaverjas_env"},
+    board_view=f"{__name__}.render:board_view",
     # not played in the terminal: a player is a team of two seats, so a person would see their partner's hand
     commands={("serve", "klaverjas"): "tabletop_rl.ui.klaverjas_service:serve_main",
               ("train", "klaverjas_model"): "tabletop_rl.train.klaverjas_model:train_model_main"},

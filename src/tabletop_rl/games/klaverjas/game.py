@@ -139,11 +139,6 @@ class KlaverjasGame(TurnBased):
     def play_random_until(self, seat: int) -> None:
         R.play_random_until(self.state, int(seat), np.empty(R.NUM_ACTIONS, np.bool_))
 
-    def explain_illegal(self, action: int) -> str:
-        legal = [self.move_name(int(a)) for a in np.flatnonzero(self.legal_mask())]
-        shown = self.move_name(action) if 0 <= action < R.NUM_ACTIONS else f"action {quote(action)} (ids are 0..39)"
-        return f"{shown} is not legal now (legal: {', '.join(legal) or 'none, the match is over'})"
-
     # --- what a seat sees --------------------------------------------------------------------
     @staticmethod
     def observation_space(num_players: int = 2) -> spaces.Box:

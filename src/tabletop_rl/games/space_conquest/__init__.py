@@ -20,6 +20,7 @@ ENTRY = GameEntry(
     env_id="tabletop_rl/SpaceConquest-v0",
     pettingzoo_envs={"aec": "tabletop_rl.envs.space_conquest_parallel:space_conquest_aec_env",
                      "parallel": "tabletop_rl.envs.space_conquest_parallel:space_conquest_env"},
+    board_view=f"{__name__}.render:board_view",
     commands={("play", "space_conquest"): "tabletop_rl.ui.space_conquest_play:play_main"},
     exports={"SpaceConquestGame": f"{__name__}.game",
              "space_conquest_env": "tabletop_rl.envs.space_conquest_parallel",

@@ -24,6 +24,7 @@ ENTRY = GameEntry(
     gym_env="tabletop_rl.envs.gym:SplendorGymEnv",
     gym_vector_env="tabletop_rl.envs.splendor_vector:SplendorVectorEnv",
     pettingzoo_envs={"aec": "tabletop_rl.envs.aec:splendor_env"},
+    board_view=f"{__name__}.render:board_view",
     terminal=True,
     exports={"observation_layout": f"{__name__}.observe"},
 )

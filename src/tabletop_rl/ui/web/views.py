@@ -2,8 +2,8 @@
 
 A recorded game is rebuilt from its seed and moves (``terminal.replay_frames``, as ``tabletop replay`` does),
 and each position is drawn for one viewer: ``None``, a spectator, or a player (the record's seat index; a
-partnership in Klaverjas). The board is the ``board_view(game, viewer)`` of the game's own ``render`` module,
-so a new game's viewer is that one function; the text board (``game.render(viewer)``, what the terminal
+partnership in Klaverjas). The board is the ``board_view(game, viewer)`` that the game's record names, so a new
+game's viewer is that one function; the text board (``game.render(viewer)``, what the terminal
 replay prints) comes with it. Nothing the viewer may not see is computed into a response.
 
 >>> import tempfile
@@ -17,7 +17,6 @@ replay prints) comes with it. Nothing the viewer may not see is computed into a 
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -27,6 +26,8 @@ from tabletop_rl.arena.labels import policy_labels
 from tabletop_rl.arena.report import SUMMARY_FILE
 from tabletop_rl.arena.results import GAMES_FILE, load_games, read_json_object
 from tabletop_rl.core.game import Game
+from tabletop_rl.games import entry
+from tabletop_rl.games.registry import resolve
 from tabletop_rl.ui.terminal import forfeit_seen, replay_frames, result_line, step_moves
 
 __all__ = ["RunView", "board_view", "check_viewer", "position_view"]
@@ -36,11 +37,10 @@ _CACHED_GAMES = 8
 
 
 def board_view(game: Game, viewer: int | None) -> dict[str, Any] | None:
-    """``board_view(game, viewer)`` of the ``render`` module in the game's own package (``None`` for a game
-    without one: the page then shows the text board alone)."""
-    package = type(game).__module__.rpartition(".")[0]
-    draw = getattr(importlib.import_module(f"{package}.render"), "board_view", None)
-    return None if draw is None else draw(game, viewer)
+    """The board as data, by the function the game's record names (``GameEntry.board_view``); ``None`` for a game
+    whose record names none: the page then shows the text board alone."""
+    draw = entry(game.name).board_view
+    return None if draw is None else resolve(draw)(game, viewer)
 
 
 def check_viewer(viewer: int | None, num_players: int) -> None:
