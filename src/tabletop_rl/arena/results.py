@@ -32,7 +32,8 @@ from typing import IO, Any
 
 from tabletop_rl.arena.llm import note_problem
 from tabletop_rl.core.files import replace_file
-from tabletop_rl.core.game import Game, entry_moves, quote
+from tabletop_rl.core.game import Game, entry_moves
+from tabletop_rl.core.text import quote
 from tabletop_rl.games import check_options, game_class, read_game_name
 
 if sys.platform != "win32":

@@ -30,7 +30,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from tabletop_rl.core.game import as_index, quote
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from tabletop_rl.core.game import TurnBasedGame, quote, use_color
+from tabletop_rl.core.game import TurnBasedGame
 from tabletop_rl.core.seeding import check_seed, fresh_seed
+from tabletop_rl.core.text import quote, use_color
 from tabletop_rl.games import check_options, turn_based_class
 
 __all__ = [

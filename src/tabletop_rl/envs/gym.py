@@ -23,7 +23,8 @@ import numpy as np
 from gymnasium.utils import seeding
 
 import tabletop_rl.agents as agents
-from tabletop_rl.core.game import IllegalActionError, as_index, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,

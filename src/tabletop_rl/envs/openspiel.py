@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from tabletop_rl.core.game import IllegalActionError, as_index, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, move_name
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies

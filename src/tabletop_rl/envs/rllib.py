@@ -33,7 +33,8 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from tabletop_rl.core.game import IllegalActionError, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import quote
 from tabletop_rl.envs.episode import GAME_DEFAULT, Episodes, check_choice, reward_mode
 from tabletop_rl.envs.space_conquest_parallel import space_conquest_env
 from tabletop_rl.games import GAMES

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.core.game import quote
 from tabletop_rl.core.kernels import copy_into, pick_legal, splitmix64
 from tabletop_rl.core.policy import BasePolicy
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import (
     DEFAULT_GREEDY_WEIGHTS,

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from tabletop_rl.core.files import file_problem, read_regular_file, shown_path
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
 

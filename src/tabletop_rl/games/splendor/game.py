@@ -14,17 +14,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import (
-    FUSED_MASK_TYPES,
-    IllegalActionError,
-    SeatView,
-    TurnBased,
-    as_index,
-    dense_ranks,
-    quote,
-)
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, SeatView, TurnBased, dense_ranks
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.core.seeding import check_seed, fresh_seed
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
