@@ -32,7 +32,7 @@ import numpy as np
 
 from tabletop_rl.core.text import as_index, quote
 
-__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "SeatView", "TurnBased", "TurnBasedGame", "dense_ranks",
+__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "SeatView", "TurnBased", "dense_ranks",
            "entry_moves", "policy_answer", "step_entry", "view_game_and_seat"]
 
 #: The mask types a game's fused steps write (bool, int8), by every name numpy takes for them, to their dtype: a
@@ -115,6 +115,8 @@ def view_game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
 class Game(Protocol):
     """One match of a game, as everything above the games layer sees it (module docstring)."""
 
+    __slots__ = ()  # a game that inherits the contract (through ``TurnBased``) keeps its own slots, and no dict
+
     name: ClassVar[str]                     # its one name (its record's, the results files'), e.g. "space_conquest"
     player_counts: ClassVar[tuple[int, ...]]
     option_names: ClassVar[tuple[str, ...]]  # keyword options of ``new`` besides the ply cap
@@ -192,14 +194,13 @@ class Game(Protocol):
         ...
 
 
-class TurnBased:
-    """The step protocol of a turn-based game, from its ``current_player``, ``legal_mask``, ``step`` and
-    move names: one seat pends, its move is recorded by name and stepped by name.
-
-    It also says what the AEC and Gymnasium envs (``tabletop_rl.envs``) need of a turn-based game: the
-    action count and observation space, reward modes and end rewards, the game's own random stream (for
-    the next episode's seed and for random opponents) and random play up to a seat's turn. A game may
-    replace the plain-Python ``play_random_until`` and ``step_vs_random`` with faster ones of its core.
+class TurnBased(Game):
+    """A turn-based ``Game``: the step protocol from the game's ``current_player``, ``legal_mask``, ``step`` and
+    move names (one seat pends, its move is recorded by name and stepped by name), and what the AEC and
+    Gymnasium envs (``tabletop_rl.envs``) need of it: the action count and observation space, reward modes and
+    end rewards, the game's own random stream (for the next episode's seed and for random opponents) and random
+    play up to a seat's turn. A game may replace the plain-Python ``play_random_until`` and ``step_vs_random``
+    with faster ones of its core.
     """
 
     __slots__ = ()
@@ -211,18 +212,14 @@ class TurnBased:
     reward_modes: ClassVar[tuple[str, ...]] = ("win", "score")
     score_scale: ClassVar[float | None] = None
 
-    # what the game itself provides
+    # what the game itself provides besides the contract
+    @staticmethod
+    def observation_space(num_players: int) -> Any:
+        raise NotImplementedError
+
     @property
     def current_player(self) -> int:
         """The seat to act."""
-        raise NotImplementedError
-
-    @property
-    def is_over(self) -> bool:
-        raise NotImplementedError
-
-    @property
-    def num_players(self) -> int:
         raise NotImplementedError
 
     def legal_mask(self) -> np.ndarray:
@@ -234,11 +231,20 @@ class TurnBased:
     def move_name(self, action: int) -> str:
         raise NotImplementedError
 
+    def end_rewards(self, mode: str = "win") -> list[float]:
+        """Each seat's reward at the end, in reward mode ``mode``."""
+        raise NotImplementedError
+
     def random_below(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` from the game's own random stream."""
         raise NotImplementedError
 
-    def observe(self, seat: int) -> np.ndarray:
+    def reseed(self, seed: int) -> None:
+        """Restart the game's own random stream from ``seed`` (an episode started from a saved position)."""
+        raise NotImplementedError
+
+    def render_rgb(self, viewer: int | None = None) -> np.ndarray:
+        """The board as an RGB image, for a game whose ``render_modes`` list ``rgb_array``."""
         raise NotImplementedError
 
     # the protocol
@@ -298,32 +304,6 @@ class TurnBased:
         if not self.step_vs_random(action, seat):
             return None
         return self.observe(seat), self.seat_mask(seat, dtype)
-
-
-class TurnBasedGame(Game, Protocol):
-    """A turn-based ``Game`` with what the AEC and Gymnasium envs need (``TurnBased`` gives the defaults)."""
-
-    num_actions: ClassVar[int]
-    render_modes: ClassVar[tuple[str, ...]]
-    reward_modes: ClassVar[tuple[str, ...]]
-    score_scale: ClassVar[float | None]
-
-    @staticmethod
-    def observation_space(num_players: int) -> Any: ...
-    @property
-    def current_player(self) -> int: ...
-    def legal_mask(self) -> np.ndarray: ...
-    def step(self, action: int | str) -> None: ...
-    def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray: ...
-    def end_rewards(self, mode: str = "win") -> list[float]: ...
-    def random_below(self, n: int) -> int: ...
-    def reseed(self, seed: int) -> None: ...
-    def play_random_until(self, seat: int) -> None: ...
-    def step_vs_random(self, action: int | str, seat: int) -> bool: ...
-    def step_observe(self, action: int | str, dtype: Any = np.bool_) -> tuple[np.ndarray, np.ndarray]: ...
-    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_
-                               ) -> tuple[np.ndarray, np.ndarray] | None: ...
-    def render_rgb(self, viewer: int | None = None) -> np.ndarray: ...
 
 
 def dense_ranks(keys: list[Any]) -> list[int]:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from tabletop_rl.core.game import TurnBasedGame
+from tabletop_rl.core.game import TurnBased
 from tabletop_rl.core.seeding import check_seed, fresh_seed
 from tabletop_rl.core.text import quote, use_color
 from tabletop_rl.games import check_options, turn_based_class
@@ -130,7 +130,7 @@ class Episodes:
     """How an env over a turn-based game deals its episodes: the game's class, player count, ply cap and
     options, checked once when the env is made (``of``), then ``deal`` per reset."""
 
-    rules: type[TurnBasedGame]
+    rules: type[TurnBased]
     num_players: int
     max_plies: int | None
     options: dict[str, Any]

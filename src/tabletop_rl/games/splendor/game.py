@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -109,7 +109,7 @@ class SplendorGame(TurnBased):
     __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size", "_out", "_out_index")
     name = "splendor"
     player_counts = (2, 3, 4)
-    option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
+    option_names: ClassVar[tuple[str, ...]] = ()  # the ply cap is ``new``'s max_plies
     default_max_plies = R.DEFAULT_MAX_PLIES
     num_actions = NUM_ACTIONS
     render_modes = ("ansi", "human", "rgb_array")
@@ -124,9 +124,10 @@ class SplendorGame(TurnBased):
         self._attach(state)
 
     @classmethod
-    def new(cls, seed: int, num_players: int, max_plies: int | None = None) -> SplendorGame:
-        """The contract's constructor: ``max_plies=None`` plays without a ply cap."""
-        return cls(num_players, seed=seed, max_plies=max_plies)
+    def new(cls, seed: int, num_players: int, max_plies: int | None = None, **options: Any) -> SplendorGame:
+        """The contract's constructor: ``max_plies=None`` plays without a ply cap. Splendor has no other option:
+        ``options`` is taken to keep the contract's signature, and any is refused as ``__init__`` refuses it."""
+        return cls(num_players, seed=seed, max_plies=max_plies, **options)
 
     @classmethod
     def _from_state(cls, state: np.ndarray) -> SplendorGame:
