@@ -244,7 +244,14 @@ class SplendorGame(TurnBased):
         return SeatView(seat, seat, SplendorGame._from_state(state))
 
     def seat_view(self, seat: int, seed: int) -> SplendorGame:
-        return self.determinize(seat, seed)
+        """A copy for search in which everything ``seat`` cannot see is re-dealt at random from ``seed``.
+
+        Deck orders and other players' blind-reserved cards are shuffled together, level by level
+        (a blind reserve's level is public), so the copy is consistent with all ``seat`` knows.
+        """
+        state = self.state.copy()
+        R.determinize_state(state, as_index(seat, "seat", stop=self.num_players), _seed_int(seed))
+        return SplendorGame._from_state(state)
 
     def render(self, viewer: int | None = None, color: bool = False) -> str:
         """The text board as ``viewer`` sees it (``None``: a spectator)."""
@@ -391,16 +398,6 @@ class SplendorGame(TurnBased):
 
     def clone(self) -> SplendorGame:
         return SplendorGame._from_state(self.state.copy())
-
-    def determinize(self, player: int, seed: int) -> SplendorGame:
-        """A copy in which everything ``player`` cannot see is re-dealt at random from ``seed``.
-
-        Deck orders and other players' blind-reserved cards are shuffled together, level by level
-        (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
-        """
-        state = self.state.copy()
-        R.determinize_state(state, as_index(player, "player", stop=self.num_players), _seed_int(seed))
-        return SplendorGame._from_state(state)
 
     # --- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
