@@ -48,7 +48,7 @@ def request_for(state: np.ndarray) -> dict:
                       for k in range(n)],
             "history": history, "trump": R.SUITS[int(state[R.TRUMP])], "playerPosition": seat,
             "leaderPosition": leader, "partnerPosition": (seat + 2) % 4, "makerPosition": int(state[R.MAKER]),
-            "rules": R.RULE_SETS[int(state[R.RULES])]}
+            "rules": R.RULE_SETS[int(state[R.RULE_SET])]}
 
 
 async def load(port: int, bodies: list[dict], concurrency: int) -> tuple[list[float], float]:

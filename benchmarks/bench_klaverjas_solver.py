@@ -19,13 +19,13 @@ from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.solver import card_values, new_table
 
 
-def positions(count: int, rules: str, cards_played: int, seed: int = 0) -> list[np.ndarray]:
+def positions(count: int, rule_set: str, cards_played: int, seed: int = 0) -> list[np.ndarray]:
     """Random deals, trump at random, ``cards_played`` random legal cards into the play."""
     rng = np.random.default_rng(seed)
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     out = []
     while len(out) < count:
-        state = R.new_state(seed=int(rng.integers(1 << 40)), rules=rules)
+        state = R.new_state(seed=int(rng.integers(1 << 40)), rules=rule_set)
         R.apply_action(state, R.NAME_TRUMP + int(rng.integers(4)))
         for _ in range(cards_played):
             R.legal_mask(state, mask)
@@ -40,9 +40,9 @@ def main() -> None:
     args = parser.parse_args()
     values = np.empty(R.NUM_CARDS, np.int64)
     print("| rules | position | ms per position | nodes per position |\n|---|---|---|---|")
-    for rules in R.RULE_SETS:
+    for rule_set in R.RULE_SETS:
         for played, label in ((0, "first lead"), (4, "trick 2 lead")):
-            batch = positions(args.positions, rules, played)
+            batch = positions(args.positions, rule_set, played)
             table, counter = new_table(), np.zeros(1, np.int64)
             card_values(batch[0], values, table, counter)
             counter[:] = 0
@@ -50,7 +50,7 @@ def main() -> None:
             for state in batch:
                 card_values(state, values, table, counter)
             ms = (time.perf_counter() - start) / len(batch) * 1000
-            print(f"| {rules} | {label} | {ms:.0f} | {counter[0] // len(batch):,} |", flush=True)
+            print(f"| {rule_set} | {label} | {ms:.0f} | {counter[0] // len(batch):,} |", flush=True)
 
 
 if __name__ == "__main__":

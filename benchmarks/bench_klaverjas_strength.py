@@ -20,9 +20,9 @@ from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.klaverjas import rules as R
 
 
-def play_deal(seed: int, rules: str, seats: list) -> np.ndarray:
+def play_deal(seed: int, rule_set: str, seats: list) -> np.ndarray:
     """One deal with ``seats[s]`` the policy of seat ``s``; the final state."""
-    state = R.new_state(seed=seed, rules=rules)
+    state = R.new_state(seed=seed, rules=rule_set)
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     while int(state[R.PHASE]) != R.OVER:
         R.legal_mask(state, mask)
@@ -31,7 +31,7 @@ def play_deal(seed: int, rules: str, seats: list) -> np.ndarray:
     return state
 
 
-def match(a: str, b: str, seeds: range, rules: str) -> tuple[float, list[int]]:
+def match(a: str, b: str, seeds: range, rule_set: str) -> tuple[float, list[int]]:
     """A's deals won (ties half) and A's score difference per deal, both seatings of every seed."""
     won, diffs = 0.0, []
     for seed in seeds:
@@ -39,7 +39,7 @@ def match(a: str, b: str, seeds: range, rules: str) -> tuple[float, list[int]]:
             team_a = [make_policy(a, game="klaverjas", seed=seed * 4 + s) for s in range(2)]
             team_b = [make_policy(b, game="klaverjas", seed=seed * 4 + 2 + s) for s in range(2)]
             seats = [(team_a if s % 2 == a_team else team_b)[s // 2] for s in range(4)]
-            state = play_deal(seed, rules, seats)
+            state = play_deal(seed, rule_set, seats)
             diff = int(state[R.DEAL_SCORE + a_team]) - int(state[R.DEAL_SCORE + 1 - a_team])
             won += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
             diffs.append(diff)
@@ -63,9 +63,9 @@ def main() -> None:
     print(f"{a} (A) vs {b} (B)")
     total_won, total_diffs = 0.0, []
     start = time.perf_counter()
-    for rules in R.RULE_SETS:
-        won, diffs = match(a, b, range(args.first_seed, args.first_seed + args.seeds), rules)
-        print(report(rules, won, diffs), flush=True)
+    for rule_set in R.RULE_SETS:
+        won, diffs = match(a, b, range(args.first_seed, args.first_seed + args.seeds), rule_set)
+        print(report(rule_set, won, diffs), flush=True)
         total_won += won
         total_diffs += diffs
     print(report("both", total_won, total_diffs))

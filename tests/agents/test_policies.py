@@ -251,7 +251,7 @@ def test_greedy_does_not_see_deck_order_or_blind_reserves():
             me = g.current_player
             action_values(g.state, CARDS, NOBLES, weights, mask, scratch, values)
             for seed in range(3):
-                copy = g.determinize(me, seed)
+                copy = g.seat_view(me, seed)
                 redealt += not np.array_equal(copy.state, g.state)
                 action_values(copy.state, CARDS, NOBLES, weights, mask, scratch, other)
                 np.testing.assert_array_equal(values, other)

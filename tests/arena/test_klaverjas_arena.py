@@ -97,7 +97,7 @@ def test_move_names_round_trip_and_bad_ones_are_named() -> None:
 
 def test_match_options_reach_the_games_and_bad_ones_are_named() -> None:
     game = KlaverjasGame.new(seed=4, num_players=2, kraken=True, target=600, rules="amsterdam")
-    assert (int(game.state[R.KRAKEN]), int(game.state[R.TARGET]), int(game.state[R.RULES])) == (1, 600, R.AMSTERDAM)
+    assert (int(game.state[R.KRAKEN]), int(game.state[R.TARGET]), int(game.state[R.RULE_SET])) == (1, 600, R.AMSTERDAM)
     game.step("trump:S")
     assert [game.move_name(int(a)) for a in np.flatnonzero(game.legal_mask())] == ["pass", "kraak"]
     with pytest.raises(ValueError, match="quartet_values"):
@@ -138,7 +138,7 @@ def test_cli_game_options_reach_every_game_resume_and_replay(tmp_path, capsys: p
     for record in records:
         frames = replay_frames(record)
         first, last = frames[0].state, frames[-1].state
-        assert (int(first[R.RULES]), int(first[R.KRAKEN]), int(last[R.DEAL_NO])) == (R.AMSTERDAM, 1, 2)
+        assert (int(first[R.RULE_SET]), int(first[R.KRAKEN]), int(last[R.DEAL_NO])) == (R.AMSTERDAM, 1, 2)
         assert frames[-1].scores == record["scores"]
     assert main([*args[:-2], "--out", str(out), "--resume", "--games", "4"]) == 2  # other arguments: refused
     assert "games was 2, now 4" in capsys.readouterr().err

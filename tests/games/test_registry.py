@@ -68,3 +68,12 @@ def test_the_derived_tables_follow_the_records(monkeypatch):
 def test_a_bad_record_is_refused(fields, message):
     with pytest.raises(ValueError, match=message):
         games.GameEntry(**{"name": "toy", "game_class": "m:C", "players": ("random",), **fields})
+
+
+def test_the_envs_take_a_turn_based_game_only_through_turn_based(monkeypatch):
+    class Plain:  # turn-based, but without the TurnBased declarations the envs step through
+        simultaneous = False
+
+    monkeypatch.setattr(games, "game_class", lambda name: Plain)
+    with pytest.raises(TypeError, match="toy's class Plain must inherit TurnBased"):
+        games.turn_based_class("toy")

@@ -36,8 +36,8 @@ import numpy as np
 
 from tabletop_rl.core.extras import installed, missing_extra
 from tabletop_rl.core.files import file_problem, read_regular_file, replace_file, shown_path
-from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import BasePolicy
+from tabletop_rl.core.text import quote
 
 __all__ = ["ARRAYS_FORMAT", "CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy",
            "build_network", "check_meta", "export_arrays", "export_model", "is_checkpoint", "load_checkpoint",

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tabletop_rl.core.extras import installed
-from tabletop_rl.core.game import quote
 from tabletop_rl.core.policy import Policy
+from tabletop_rl.core.text import quote
 from tabletop_rl.games import GAMES
 from tabletop_rl.games import entry as game_entry
 
@@ -232,7 +232,7 @@ _USAGE_WIDTH = 60
 
 def parse_spec(spec: str, game: str) -> PolicySpec:
     """Parse ``spec`` for ``game``. A bad spec is a one-line ``ValueError`` that starts with the problem,
-    then names the spec (cut to a few dozen characters: ``core.game.quote``), then lists the known policies (the
+    then names the spec (cut to a few dozen characters: ``core.text.quote``), then lists the known policies (the
     one the spec names with all its options, the others cut short).
 
     >>> parse_spec("greedy:points=2", "splendor").options["points"]

@@ -32,7 +32,8 @@ from typing import IO, Any
 
 from tabletop_rl.arena.llm import note_problem
 from tabletop_rl.core.files import replace_file
-from tabletop_rl.core.game import Game, entry_moves, quote
+from tabletop_rl.core.game import Game, entry_moves
+from tabletop_rl.core.text import quote
 from tabletop_rl.games import check_options, game_class, read_game_name
 
 if sys.platform != "win32":
@@ -184,7 +185,7 @@ def record_problem(record: Any) -> str | None:
     seats = record["seats"]
     n = len(seats) if isinstance(seats, list) else 0
     crashed = isinstance(record["error"], str)
-    rules: list[tuple[str, Callable[[Any], bool], str]] = [
+    checks: list[tuple[str, Callable[[Any], bool], str]] = [
         ("index", lambda v: _whole(v) and v >= 0, "a whole number from 0"),
         ("game", lambda v: isinstance(v, str) and bool(v), "a game's name"),
         ("num_players", _whole, "a whole number"),
@@ -208,7 +209,7 @@ def record_problem(record: Any) -> str | None:
         ("nodes", lambda v: _per_seat(v, n, _whole), f"a list of {n} whole numbers"),
         ("options", lambda v: isinstance(v, dict), "an object"),
     ]
-    for key, good, what in rules:
+    for key, good, what in checks:
         if key in record and not good(record[key]):
             return f'"{key}" must be {what}, not {_short(record[key])}'
     return None
@@ -326,7 +327,7 @@ def _short(value: Any, width: int = 40) -> str:
 
 
 # --- config.json --------------------------------------------------------------------------------------------
-_CONFIG_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+_CONFIG_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "game": (lambda v: isinstance(v, str), "a game's name"),
     "players": (lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v), "a list of policy specs"),
     "games": (lambda v: _whole(v) and v > 0, "a whole number from 1"),
@@ -345,7 +346,7 @@ def read_config(out: Path) -> dict[str, Any] | None:
     config = read_json_object(path, "the config.json of a tabletop arena run")
     if config is None:
         return None
-    for key, (good, what) in _CONFIG_RULES.items():
+    for key, (good, what) in _CONFIG_CHECKS.items():
         if key in config and not good(config[key]):
             raise ValueError(f'{path}: "{key}" must be {what}, not {_short(config[key])}')
     if "game" in config:

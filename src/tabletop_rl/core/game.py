@@ -24,75 +24,21 @@ simultaneous moves (``simultaneous = True``) writes it itself.
 
 from __future__ import annotations
 
-import operator
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "SeatView", "TurnBased", "TurnBasedGame", "as_index",
-           "dense_ranks", "entry_moves", "policy_answer", "quote", "step_entry", "use_color", "view_game_and_seat"]
+from tabletop_rl.core.text import as_index, quote
+
+__all__ = ["FUSED_MASK_TYPES", "Game", "IllegalActionError", "SeatView", "TurnBased", "dense_ranks",
+           "entry_moves", "policy_answer", "step_entry", "view_game_and_seat"]
 
 #: The mask types a game's fused steps write (bool, int8), by every name numpy takes for them, to their dtype: a
 #: lookup, not a conversion, on every step. Any other type takes the contract's default steps.
 FUSED_MASK_TYPES = {bool: np.dtype(np.bool_), np.bool_: np.dtype(np.bool_), np.dtype(np.bool_): np.dtype(np.bool_),
                     np.int8: np.dtype(np.int8), np.dtype(np.int8): np.dtype(np.int8)}
-
-
-#: Error messages quote at most this many characters of what the user gave.
-_QUOTE_LIMIT = 80
-
-
-def use_color(stream: Any = None) -> bool:
-    """Whether text for ``stream`` may carry ANSI colours: never when ``NO_COLOR`` is set to anything but ""
-    (no-color.org), and, for a stream, only when it is a terminal, so piped or redirected output stays plain.
-
-    >>> import io; use_color(io.StringIO())
-    False
-    """
-    if os.environ.get("NO_COLOR"):
-        return False
-    return stream is None or bool(getattr(stream, "isatty", lambda: False)())
-
-
-def quote(value: Any, limit: int = _QUOTE_LIMIT) -> str:
-    """``repr(value)`` cut to ``limit`` characters, so an error never echoes a huge input back.
-
-    >>> quote("x" * 1000)[-30:]
-    'xxxxxxxxx... (1002 characters)'
-    """
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):  # an int past str()'s digit limit, or a deeply nested list
-        size = f"{value.bit_length()}-bit integer" if isinstance(value, int) else type(value).__name__
-        return f"<{size}, too large to show>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def as_index(value: Any, what: str = "action", stop: int | None = None) -> int:
-    """``value`` as a Python int when it is an integer (a Python or numpy integer, or a 0-d integer array);
-    ``ValueError`` naming ``what`` for anything else: floats, bools, strings, arrays of another shape. With
-    ``stop``, also ``ValueError`` for an integer outside ``0..stop - 1``.
-
-    >>> as_index(np.int64(3)), as_index(np.array(4))
-    (3, 4)
-    >>> as_index(-1, "action id", stop=72)
-    Traceback (most recent call last):
-    ValueError: action id -1 is out of range 0..71
-    """
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind not in "iu"):
-        raise ValueError(f"{what} must be an integer, got {quote(value)}")
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    try:
-        index = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{what} must be an integer, got {quote(value)}") from None
-    if stop is not None and not 0 <= index < stop:
-        raise ValueError(f"{what} {quote(index)} is out of range 0..{stop - 1}")
-    return index
 
 
 class IllegalActionError(ValueError):
@@ -168,6 +114,8 @@ def view_game_and_seat(info: Mapping[str, Any], policy: str) -> tuple[Any, int]:
 @runtime_checkable
 class Game(Protocol):
     """One match of a game, as everything above the games layer sees it (module docstring)."""
+
+    __slots__ = ()  # a game that inherits the contract (through ``TurnBased``) keeps its own slots, and no dict
 
     name: ClassVar[str]                     # its one name (its record's, the results files'), e.g. "space_conquest"
     player_counts: ClassVar[tuple[int, ...]]
@@ -246,14 +194,13 @@ class Game(Protocol):
         ...
 
 
-class TurnBased:
-    """The step protocol of a turn-based game, from its ``current_player``, ``legal_mask``, ``step`` and
-    move names: one seat pends, its move is recorded by name and stepped by name.
-
-    It also says what the AEC and Gymnasium envs (``tabletop_rl.envs``) need of a turn-based game: the
-    action count and observation space, reward modes and end rewards, the game's own random stream (for
-    the next episode's seed and for random opponents) and random play up to a seat's turn. A game may
-    replace the plain-Python ``play_random_until`` and ``step_vs_random`` with faster ones of its core.
+class TurnBased(Game):
+    """A turn-based ``Game``: the step protocol from the game's ``current_player``, ``legal_mask``, ``step`` and
+    move names (one seat pends, its move is recorded by name and stepped by name), and what the AEC and
+    Gymnasium envs (``tabletop_rl.envs``) need of it: the action count and observation space, reward modes and
+    end rewards, the game's own random stream (for the next episode's seed and for random opponents) and random
+    play up to a seat's turn. A game may replace the plain-Python ``play_random_until`` and ``step_vs_random``
+    with faster ones of its core.
     """
 
     __slots__ = ()
@@ -266,18 +213,14 @@ class TurnBased:
     reward_modes: ClassVar[tuple[str, ...]] = ("win", "score")
     score_scale: ClassVar[float | None] = None
 
-    # what the game itself provides
+    # what the game itself provides besides the contract
+    @staticmethod
+    def observation_space(num_players: int) -> Any:
+        raise NotImplementedError
+
     @property
     def current_player(self) -> int:
         """The seat to act."""
-        raise NotImplementedError
-
-    @property
-    def is_over(self) -> bool:
-        raise NotImplementedError
-
-    @property
-    def num_players(self) -> int:
         raise NotImplementedError
 
     def legal_mask(self) -> np.ndarray:
@@ -289,11 +232,20 @@ class TurnBased:
     def move_name(self, action: int) -> str:
         raise NotImplementedError
 
+    def end_rewards(self, mode: str = "win") -> list[float]:
+        """Each seat's reward at the end, in reward mode ``mode``."""
+        raise NotImplementedError
+
     def random_below(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` from the game's own random stream."""
         raise NotImplementedError
 
-    def observe(self, seat: int) -> np.ndarray:
+    def reseed(self, seed: int) -> None:
+        """Restart the game's own random stream from ``seed`` (an episode started from a saved position)."""
+        raise NotImplementedError
+
+    def render_rgb(self, viewer: int | None = None) -> np.ndarray:
+        """The board as an RGB image, for a game whose ``render_modes`` list ``rgb_array``."""
         raise NotImplementedError
 
     # the protocol
@@ -368,35 +320,6 @@ class TurnBased:
         if not self.step_vs_random(action, seat):
             return None
         return self.observe(seat), self.seat_mask(seat, dtype)
-
-
-class TurnBasedGame(Game, Protocol):
-    """A turn-based ``Game`` with what the AEC and Gymnasium envs need (``TurnBased`` gives the defaults)."""
-
-    num_actions: ClassVar[int]
-    render_modes: ClassVar[tuple[str, ...]]
-    reward_modes: ClassVar[tuple[str, ...]]
-    score_scale: ClassVar[float | None]
-
-    @staticmethod
-    def observation_space(num_players: int) -> Any: ...
-    @property
-    def current_player(self) -> int: ...
-    def legal_mask(self) -> np.ndarray: ...
-    def step(self, action: int | str) -> None: ...
-    def move_name(self, action: int) -> str: ...
-    def move_id(self, name: str, /) -> int: ...
-    def explain_illegal(self, action: int) -> str: ...
-    def seat_mask(self, seat: int, dtype: Any = np.bool_) -> np.ndarray: ...
-    def end_rewards(self, mode: str = "win") -> list[float]: ...
-    def random_below(self, n: int) -> int: ...
-    def reseed(self, seed: int) -> None: ...
-    def play_random_until(self, seat: int) -> None: ...
-    def step_vs_random(self, action: int | str, seat: int) -> bool: ...
-    def step_observe(self, action: int | str, dtype: Any = np.bool_) -> tuple[np.ndarray, np.ndarray]: ...
-    def step_vs_random_observe(self, action: int | str, seat: int, dtype: Any = np.bool_
-                               ) -> tuple[np.ndarray, np.ndarray] | None: ...
-    def render_rgb(self, viewer: int | None = None) -> np.ndarray: ...
 
 
 def dense_ranks(keys: list[Any]) -> list[int]:

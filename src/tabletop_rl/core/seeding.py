@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 
 __all__ = ["SEED_MASK", "check_seed", "fresh_seed"]
 

@@ -30,7 +30,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from tabletop_rl.core.game import as_index, quote
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,
@@ -78,21 +78,21 @@ class TabletopAEC(AECEnv):
                  **options: Any) -> None:
         super().__init__()
         self._episodes = Episodes.of(game, num_players, max_plies, options)
-        self.rules, self.max_plies = self._episodes.rules, self._episodes.max_plies
-        check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
-        self.reward_mode = reward_mode(reward, self.rules.reward_modes)
+        self.game_class, self.max_plies = self._episodes.game_class, self._episodes.max_plies
+        check_choice(render_mode, "render_mode", (None, *self.game_class.render_modes))
+        self.reward_mode = reward_mode(reward, self.game_class.reward_modes)
         check_viewer(render_viewer, self._episodes.num_seats)
         self.num_players, self.render_mode, self.render_viewer = num_players, render_mode, render_viewer
-        self._scale = self.rules.score_scale if self.reward_mode == "score" else None
-        self.metadata = {"name": f"{game}_v0", "render_modes": list(self.rules.render_modes),
+        self._scale = self.game_class.score_scale if self.reward_mode == "score" else None
+        self.metadata = {"name": f"{game}_v0", "render_modes": list(self.game_class.render_modes),
                          "is_parallelizable": False, "render_fps": 2}
         self.possible_agents = [f"player_{s}" for s in range(self._episodes.num_seats)]
         self._seat = {agent: s for s, agent in enumerate(self.possible_agents)}
-        space = spaces.Dict({"observation": self.rules.observation_space(num_players),
-                             "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8)})
+        space = spaces.Dict({"observation": self.game_class.observation_space(num_players),
+                             "action_mask": spaces.Box(0, 1, (self.game_class.num_actions,), np.int8)})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces: dict[str, spaces.Discrete] = {
-            agent: _Actions(self.rules.num_actions) for agent in self.possible_agents}
+            agent: _Actions(self.game_class.num_actions) for agent in self.possible_agents}
         self.game: Any = None
         self._ready: tuple[int, np.ndarray, np.ndarray] | None = None  # (seat, observation, mask) of step's call
 

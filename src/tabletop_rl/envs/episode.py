@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from tabletop_rl.core.game import TurnBasedGame, quote, use_color
+from tabletop_rl.core.game import TurnBased
 from tabletop_rl.core.seeding import check_seed, fresh_seed
+from tabletop_rl.core.text import quote, use_color
 from tabletop_rl.games import check_options, turn_based_class
 
 __all__ = [
@@ -68,7 +69,7 @@ def check_viewer(viewer: Any, num_seats: int) -> None:
         raise ValueError(f"render_viewer must be None or a seat 0..{num_seats - 1}, got {quote(viewer)}")
 
 
-def check_num_players(rules: Any, num_players: Any) -> None:
+def check_num_players(game_class: Any, num_players: Any) -> None:
     """``ValueError`` unless ``num_players`` is one of the game's player counts.
 
     >>> from tabletop_rl.games import game_class
@@ -76,10 +77,10 @@ def check_num_players(rules: Any, num_players: Any) -> None:
     Traceback (most recent call last):
     ValueError: num_players must be 2, 3 or 4 for splendor, got 5
     """
-    counts = [str(n) for n in rules.player_counts]
-    if isinstance(num_players, bool) or num_players not in rules.player_counts:
+    counts = [str(n) for n in game_class.player_counts]
+    if isinstance(num_players, bool) or num_players not in game_class.player_counts:
         allowed = counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} or {counts[-1]}"
-        raise ValueError(f"num_players must be {allowed} for {rules.name}, got {quote(num_players)}")
+        raise ValueError(f"num_players must be {allowed} for {game_class.name}, got {quote(num_players)}")
 
 
 def next_seed(seed: Any, previous: Any) -> int:
@@ -108,10 +109,10 @@ def position_option(options: Any) -> Any:
     return options.get("position")
 
 
-def load_position(rules: Any, position: Any, num_players: int, seed: int) -> Any:
-    """A game of class ``rules`` from a JSON position (dict or text) for an env of ``num_players``; ``seed``
+def load_position(game_class: Any, position: Any, num_players: int, seed: int) -> Any:
+    """A game of class ``game_class`` from a JSON position (dict or text) for an env of ``num_players``; ``seed``
     seeds its random stream. ``ValueError`` for a wrong player count or a finished position."""
-    game = rules.from_json(position)
+    game = game_class.from_json(position)
     if game.num_players != num_players:
         raise ValueError(f"position has {game.num_players} players but the env was made for {num_players}")
     if game.is_over:
@@ -129,7 +130,7 @@ class Episodes:
     """How an env over a turn-based game deals its episodes: the game's class, player count, ply cap and
     options, checked once when the env is made (``of``), then ``deal`` per reset."""
 
-    rules: type[TurnBasedGame]
+    game_class: type[TurnBased]
     num_players: int
     max_plies: int | None
     options: dict[str, Any]
@@ -138,12 +139,12 @@ class Episodes:
     @classmethod
     def of(cls, game: str, num_players: Any, max_plies: Any, options: Mapping[str, Any]) -> Episodes:
         """``ValueError`` naming the first bad argument: the game, its options, the player count, the ply cap."""
-        rules = turn_based_class(game)
+        game_class = turn_based_class(game)
         checked = check_options(game, options)
-        check_num_players(rules, num_players)
-        cap = rules.default_max_plies if max_plies is GAME_DEFAULT else max_plies
-        probe = rules.new(0, num_players, cap, **checked)  # checks the ply cap as the game does
-        return cls(rules, num_players, cap, checked, probe.num_seats)
+        check_num_players(game_class, num_players)
+        cap = game_class.default_max_plies if max_plies is GAME_DEFAULT else max_plies
+        probe = game_class.new(0, num_players, cap, **checked)  # checks the ply cap as the game does
+        return cls(game_class, num_players, cap, checked, probe.num_seats)
 
     def deal(self, seed: Any, previous: Any, reset_options: Any) -> Any:
         """The game an episode starts with: ``reset_options["position"]`` if given, else a fresh deal; its seed
@@ -151,8 +152,8 @@ class Episodes:
         game_seed = next_seed(seed, previous)
         position = position_option(reset_options)
         if position is not None:
-            return load_position(self.rules, position, self.num_players, game_seed)
-        return self.rules.new(game_seed, self.num_players, self.max_plies, **self.options)
+            return load_position(self.game_class, position, self.num_players, game_seed)
+        return self.game_class.new(game_seed, self.num_players, self.max_plies, **self.options)
 
 
 def start_episode(env: AECEnv) -> None:

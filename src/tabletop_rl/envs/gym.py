@@ -23,7 +23,8 @@ import numpy as np
 from gymnasium.utils import seeding
 
 import tabletop_rl.agents as agents
-from tabletop_rl.core.game import IllegalActionError, as_index, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.envs.episode import (
     GAME_DEFAULT,
     MASK_DTYPE,
@@ -91,17 +92,17 @@ class TabletopGymEnv(gym.Env):
                  seat: str | int = "random", max_plies: int | None = GAME_DEFAULT, illegal: str = "penalize",
                  reward: str = "win", render_mode: str | None = None, **options: Any) -> None:
         self._episodes = Episodes.of(game, num_players, max_plies, options)
-        self.rules, self.max_plies = self._episodes.rules, self._episodes.max_plies
-        self.metadata = {**self.metadata, "render_modes": list(self.rules.render_modes)}
-        check_choice(render_mode, "render_mode", (None, *self.rules.render_modes))
+        self.game_class, self.max_plies = self._episodes.game_class, self._episodes.max_plies
+        self.metadata = {**self.metadata, "render_modes": list(self.game_class.render_modes)}
+        check_choice(render_mode, "render_mode", (None, *self.game_class.render_modes))
         check_choice(illegal, "illegal", _ILLEGAL_MODES)
         check_seat(seat, self._episodes.num_seats, other="random")
         self.num_players, self.num_seats, self.seat_option = num_players, self._episodes.num_seats, seat
-        self.illegal, self.reward_mode, self.render_mode = illegal, reward_mode(reward, self.rules.reward_modes), \
+        self.illegal, self.reward_mode, self.render_mode = illegal, reward_mode(reward, self.game_class.reward_modes), \
             render_mode
-        self._scale = self.rules.score_scale if self.reward_mode == "score" else None
-        self.observation_space = self.rules.observation_space(num_players)
-        self.action_space = gym.spaces.Discrete(self.rules.num_actions)
+        self._scale = self.game_class.score_scale if self.reward_mode == "score" else None
+        self.observation_space = self.game_class.observation_space(num_players)
+        self.action_space = gym.spaces.Discrete(self.game_class.num_actions)
         self._random_opponent = isinstance(opponent, str) and opponent == "random"
         self._policies = self._make_policies(game, opponent)
         self.game: Any = None
@@ -159,7 +160,7 @@ class TabletopGymEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
         if not isinstance(action, str):  # an id outside the space is the caller's mistake, never a move to penalize
-            as_index(action, "action id", self.rules.num_actions)
+            as_index(action, "action id", self.game_class.num_actions)
         game, seat, scale = self.game, self.seat, self._scale
         if scale is not None:
             player = game.player_of(seat)

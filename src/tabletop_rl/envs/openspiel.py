@@ -8,7 +8,7 @@ true odds and no state holds a deck order: the deal (the nobles, then the twelve
 drawn later, through the engine's hook ``SplendorGame.put_on_top`` ("the next card of level L is X"). A card
 drawn blind into a reserve is a chance outcome that only the reserving seat sees. So the hidden information of
 a state is the other seats' blind reserves, and ``resample_from_infostate`` (what ``ISMCTSBot`` calls) re-deals
-them with ``SplendorGame.determinize``. docs/openspiel_textarena.md says which algorithms are sound here.
+them with ``SplendorGame.seat_view``. docs/openspiel_textarena.md says which algorithms are sound here.
 
 An action that cannot be played now (not an integer, an id out of range, an illegal move, at a chance node an
 outcome that ``chance_outcomes()`` does not offer) raises a one-line ``ValueError`` (``IllegalActionError`` for
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from tabletop_rl.core.game import IllegalActionError, as_index, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import ACTION_NAMES, NUM_ACTIONS, move_name
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
@@ -249,11 +250,11 @@ class SplendorSpielState(pyspiel.State):
         return self.resampled(player_id, int(probability_sampler() * 2.0 ** 62))
 
     def resampled(self, seat: int, seed: int) -> SplendorSpielState:
-        """The other seats' blind reserves re-dealt by ``SplendorGame.determinize(seat, seed)``, as a state
+        """The other seats' blind reserves re-dealt by ``SplendorGame.seat_view(seat, seed)``, as a state
         whose history has those draws changed and is replayed, so the history stays true to the state."""
         if self._game is None:
             return self.clone()
-        view = self._game.determinize(seat, seed)
+        view = self._game.seat_view(seat, seed)
         swap = {old: new for q in range(self.num_players()) if q != seat
                 for (old, blind), (new, _) in zip(self._game.player(q)["reserved"], view.player(q)["reserved"])
                 if blind}

@@ -33,7 +33,8 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from tabletop_rl.core.game import IllegalActionError, quote
+from tabletop_rl.core.game import IllegalActionError
+from tabletop_rl.core.text import quote
 from tabletop_rl.envs.episode import GAME_DEFAULT, Episodes, check_choice, reward_mode
 from tabletop_rl.envs.space_conquest_parallel import space_conquest_env
 from tabletop_rl.games import GAMES
@@ -55,15 +56,15 @@ class _TurnBased:
     def __init__(self, game: str, num_players: int = 2, max_plies: int | None = GAME_DEFAULT, reward: str = "win",
                  illegal: str = "raise", **options: Any) -> None:
         self._episodes = Episodes.of(game, num_players, max_plies, options)
-        rules = self._episodes.rules
-        self._mode = reward_mode(reward, rules.reward_modes)
-        self._scale = rules.score_scale if self._mode == "score" else None
+        game_class = self._episodes.game_class
+        self._mode = reward_mode(reward, game_class.reward_modes)
+        self._scale = game_class.score_scale if self._mode == "score" else None
         check_choice(illegal, "illegal", _ILLEGAL_MODES)
         self.illegal = illegal
         self.agents = [f"player_{s}" for s in range(self._episodes.num_seats)]
-        self.observation_space = rules.observation_space(num_players)
-        self.action_space: spaces.Space = spaces.Discrete(rules.num_actions)
-        self.num_actions = rules.num_actions
+        self.observation_space = game_class.observation_space(num_players)
+        self.action_space: spaces.Space = spaces.Discrete(game_class.num_actions)
+        self.num_actions = game_class.num_actions
         self.game: Any = None
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:

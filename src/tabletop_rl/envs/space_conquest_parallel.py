@@ -29,7 +29,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.envs.episode import check_choice, check_viewer, next_seed
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R

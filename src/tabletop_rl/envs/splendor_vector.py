@@ -21,8 +21,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit, prange
 
-from tabletop_rl.core.game import quote
 from tabletop_rl.core.parallel_choice import ParallelChoice
+from tabletop_rl.core.text import quote
 from tabletop_rl.envs.episode import check_seat, load_position, reward_mode
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, greedy_action

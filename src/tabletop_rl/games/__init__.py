@@ -17,9 +17,9 @@ ValueError: unknown game 'chess'; the games are: klaverjas, space_conquest, sple
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
-from tabletop_rl.core.game import Game, TurnBasedGame
+from tabletop_rl.core.game import Game, TurnBased
 from tabletop_rl.games import klaverjas, space_conquest, splendor
 from tabletop_rl.games.registry import GameEntry, Registry, read_game_name, resolve
 
@@ -82,9 +82,10 @@ def game_class(name: str) -> type[Game]:
     return cls
 
 
-def turn_based_class(name: str) -> type[TurnBasedGame]:
+def turn_based_class(name: str) -> type[TurnBased]:
     """The ``Game`` class of a turn-based game (what the AEC and Gymnasium envs take); ``ValueError`` for a
-    game of simultaneous moves.
+    game of simultaneous moves, ``TypeError`` for a turn-based class that does not inherit ``TurnBased`` (the envs
+    step through what it declares).
 
     >>> turn_based_class("space_conquest")
     Traceback (most recent call last):
@@ -93,7 +94,9 @@ def turn_based_class(name: str) -> type[TurnBasedGame]:
     cls = game_class(name)
     if cls.simultaneous:
         raise ValueError(f"{name} is played with simultaneous moves: use its parallel env")
-    return cast("type[TurnBasedGame]", cls)
+    if not issubclass(cls, TurnBased):
+        raise TypeError(f"{name}'s class {cls.__name__} must inherit TurnBased (core.game) to be played in an env")
+    return cls
 
 
 def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:

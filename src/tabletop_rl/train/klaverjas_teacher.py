@@ -41,12 +41,12 @@ __all__ = ["DEFAULT_SAMPLES", "deals_done", "load_shards", "mean_values", "write
 DEFAULT_SAMPLES = (4, 6, 6, 6, 6, 6, 6, 6)
 
 
-def _play_labelled_deal(seed: int, rules: str, samples: tuple[int, ...], explore: float, table: np.ndarray,
+def _play_labelled_deal(seed: int, rule_set: str, samples: tuple[int, ...], explore: float, table: np.ndarray,
                         player: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Play one deal with the teacher, or with ``player`` (an object with ``card_scores(view, legal)``, such as
     a model being trained: its positions, the teacher's labels), random cards with probability ``explore``;
     return the recorded views and per-sample card values (``float32[N, max(samples), 32]``, NaN padded)."""
-    state = R.new_state(seed=seed, rules=rules)
+    state = R.new_state(seed=seed, rules=rule_set)
     rng = np.random.default_rng(seed)
     mask = np.zeros(R.NUM_ACTIONS, np.bool_)
     views, values = [], []

@@ -73,7 +73,7 @@ from pydantic.json_schema import JsonDict, JsonValue
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.klaverjas import model as M
 from tabletop_rl.ui.body_limit import BodyLimit, Scope, Send, declared_length, no_body
 from tabletop_rl.ui.klaverjas_best_card import (

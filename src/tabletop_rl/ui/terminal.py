@@ -29,7 +29,8 @@ from tabletop_rl.arena.llm import accounting_lines, note_lines
 from tabletop_rl.arena.results import load_games, replay_steps
 from tabletop_rl.arena.schedule import derive_seed
 from tabletop_rl.core.files import check_save_target, replace_file
-from tabletop_rl.core.game import Game, entry_moves, use_color
+from tabletop_rl.core.game import Game, entry_moves
+from tabletop_rl.core.text import use_color
 from tabletop_rl.games import GAMES as GAME_NAMES
 from tabletop_rl.games import game_class, read_game_name
 

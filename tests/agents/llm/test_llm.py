@@ -693,7 +693,7 @@ def test_re_dealing_what_a_player_cannot_see_never_changes_their_prompt():
             blind = [a for a in legal if 42 <= a <= 44]
             game.step(int(rng.choice(blind if blind and rng.random() < 0.5 else legal)))
         seat, legal = game.current_player, game.legal_actions()
-        other = game.determinize(seat, seed=100 + seed)
+        other = game.seat_view(seat, seed=100 + seed)
         for legal_list in (True, False):
             assert PROMPT.user_message(other, seat, legal, legal_list) == \
                 PROMPT.user_message(game, seat, legal, legal_list), f"seed {seed}: seat {seat} sees hidden cards"

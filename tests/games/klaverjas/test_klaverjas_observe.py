@@ -49,7 +49,7 @@ def reference_observe(state: np.ndarray, seat: int) -> np.ndarray:
                     state[R.ROEM + us] / 200, state[R.ROEM + them] / 200]
     o = _OFFSETS["match"]
     obs[o:o + 3] = [state[R.MATCH_SCORE + us] / 1000, state[R.MATCH_SCORE + them] / 1000, _match_left(state)]
-    obs[_OFFSETS["amsterdam"]] = float(state[R.RULES] == R.AMSTERDAM)
+    obs[_OFFSETS["amsterdam"]] = float(state[R.RULE_SET] == R.AMSTERDAM)
     obs[_OFFSETS["passes"]] = min(int(state[R.PASSES]), 4) / 4
     _one_hot(obs, "multiplier", {1: 0, 2: 1, 4: 2}.get(int(state[R.MULTIPLIER]), -1))
     declared = int(state[R.DECLARED_STUK])

@@ -80,7 +80,7 @@ def test_re_dealing_what_a_player_cannot_see_never_changes_their_observation():
         n = 2 + seed % 3
         game = _random_game_with_blind_reserves(seed, n, plies=10 + seed)
         for viewer in range(n):
-            other = game.determinize(viewer, seed=1000 + seed)
+            other = game.seat_view(viewer, seed=1000 + seed)
             assert observe(other.state, viewer).tobytes() == observe(game.state, viewer).tobytes(), \
                 f"seed {seed}: seat {viewer} sees hidden cards"
             owner_saw_a_change += sum(

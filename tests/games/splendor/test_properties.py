@@ -188,11 +188,11 @@ def sampled_positions(game_args: tuple[int, int, int], every: int = 10) -> Itera
 
 @MODEST
 @given(GAMES, SEEDS)
-def test_determinize_keeps_everything_the_player_sees(game_args: tuple[int, int, int], seed: int) -> None:
+def test_seat_view_keeps_everything_the_seat_sees(game_args: tuple[int, int, int], seed: int) -> None:
     for game in sampled_positions(game_args):
         pos = game.to_dict()
         for viewer in range(game.num_players):
-            dealt = game.determinize(viewer, seed)
+            dealt = game.seat_view(viewer, seed)
             dealt_pos = dealt.to_dict()
             assert visible_to(dealt_pos, viewer) == visible_to(pos, viewer)
             assert {lv: sorted(c) for lv, c in hidden_from(dealt_pos, viewer).items()} == \
@@ -202,16 +202,16 @@ def test_determinize_keeps_everything_the_player_sees(game_args: tuple[int, int,
                 assert (dealt.legal_mask() == game.legal_mask()).all()
             assert SplendorGame.from_json(dealt.to_json()).to_json() == dealt.to_json()
             if len(pos["decks"]["1"]) >= 10:  # a re-deal leaving 10+ cards in order is a 1 in 10! chance
-                assert dealt_pos["decks"]["1"] != pos["decks"]["1"], "determinize did not re-deal the deck"
+                assert dealt_pos["decks"]["1"] != pos["decks"]["1"], "seat_view did not re-deal the deck"
 
 
 @MODEST
 @given(GAMES, SEEDS)
-def test_determinize_ignores_the_hidden_cards(game_args: tuple[int, int, int], seed: int) -> None:
-    """Two positions that differ only in what ``viewer`` cannot see determinize identically."""
+def test_seat_view_ignores_the_hidden_cards(game_args: tuple[int, int, int], seed: int) -> None:
+    """Two positions that differ only in what ``viewer`` cannot see give the same seat_view."""
     rng = np.random.default_rng(seed)
     for game in sampled_positions(game_args):
         for viewer in range(game.num_players):
             twin = SplendorGame.from_json(redeal_hidden(game.to_dict(), viewer, rng))
             assert visible_to(twin.to_dict(), viewer) == visible_to(game.to_dict(), viewer)
-            assert twin.determinize(viewer, seed).to_json() == game.determinize(viewer, seed).to_json()
+            assert twin.seat_view(viewer, seed).to_json() == game.seat_view(viewer, seed).to_json()

@@ -56,8 +56,9 @@ from tabletop_rl.agents.llm.client import (
     key_env_vars,
 )
 from tabletop_rl.agents.registry import Option, make_policy
-from tabletop_rl.core.game import quote, view_game_and_seat
+from tabletop_rl.core.game import view_game_and_seat
 from tabletop_rl.core.policy import BasePolicy, Policy
+from tabletop_rl.core.text import quote
 from tabletop_rl.games import GAMES
 from tabletop_rl.games import entry as game_entry
 

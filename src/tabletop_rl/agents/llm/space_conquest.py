@@ -49,7 +49,8 @@ from tabletop_rl.agents.llm.policy import (
 )
 from tabletop_rl.agents.llm.space_conquest_tools import MAX_TOOL_CALLS, MEMORY_TABLES, TOOL_SCHEMAS, PlayerTools
 from tabletop_rl.agents.registry import Option
-from tabletop_rl.core.game import quote, view_game_and_seat
+from tabletop_rl.core.game import view_game_and_seat
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.baselines import SpaceConquestPolicy, plan_orders

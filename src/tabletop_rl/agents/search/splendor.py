@@ -1,6 +1,6 @@
 """Search policies for Splendor: expectiminimax with chance nodes, and information-set MCTS.
 
-Both search only a copy of the position as their player sees it: ``game.determinize(seat, seed)``
+Both search only a copy of the position as their player sees it: ``game.seat_view(seat, seed)``
 re-deals every card the seat cannot see (deck order, other seats' blind reserves) from ``seed``, so
 two positions that differ only in hidden cards give the same search and the same move. The search
 loops are numba functions over preallocated arrays; the Python classes only set budgets and buffers.
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tabletop_rl.core.game import quote
 from tabletop_rl.core.kernels import copy_into, pick_legal, splitmix64
 from tabletop_rl.core.policy import BasePolicy
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import (
     DEFAULT_GREEDY_WEIGHTS,
@@ -321,7 +321,7 @@ class ExpectiminimaxPolicy(BasePolicy):
         game, seat = game_and_seat(info, "expectiminimax")
         seed = int(self.rng.integers(1 << 62))
         rows = self._stack.buffers[0]
-        rows[0] = game.determinize(seat, seed).state
+        rows[0] = game.seat_view(seat, seed).state
         rng = _stream(seed)
         start = time.perf_counter()
         best, used = -1, 0
@@ -549,7 +549,7 @@ class MCTSPolicy(BasePolicy):
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         game, seat = game_and_seat(info, "mcts")
         seed = int(self.rng.integers(1 << 62))
-        root = game.determinize(seat, seed).state
+        root = game.seat_view(seat, seed).state
         rng = _stream(seed)
         self.tree.clear()
         self.iterations = 0

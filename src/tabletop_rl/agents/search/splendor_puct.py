@@ -375,7 +375,7 @@ class PUCTPolicy(BasePolicy):
         if self.simulations == 0 and self.budget_ms is None:
             return self._network_move(game.state, seat, mask)
         seed = int(self.rng.integers(1 << 62))
-        root = game.determinize(seat, seed).state
+        root = game.seat_view(seat, seed).state
         rng = np.array([seed], np.uint64)
         self.tree.clear()
         self.simulations_run = 0

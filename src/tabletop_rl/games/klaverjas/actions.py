@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from tabletop_rl.core.game import as_index, quote
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.klaverjas import rules as R
 
 __all__ = ["MOVE_HELP", "move_id", "move_name"]

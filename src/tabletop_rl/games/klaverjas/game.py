@@ -19,15 +19,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import (
-    FUSED_MASK_TYPES,
-    IllegalActionError,
-    SeatView,
-    TurnBased,
-    as_index,
-    dense_ranks,
-    quote,
-)
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, SeatView, TurnBased, dense_ranks
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.actions import MOVE_HELP, move_id, move_name
 from tabletop_rl.games.klaverjas.determinize import determinize

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from tabletop_rl.core.files import file_problem, read_regular_file, shown_path
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.klaverjas import rules as R
 from tabletop_rl.games.klaverjas.determinize import hidden_constraints
 
@@ -190,7 +190,7 @@ def features(view: View) -> np.ndarray:
     o = _AT["deal_points"]
     x[o:o + 4] = [state[R.CARD_POINTS + us] / 162, state[R.CARD_POINTS + 1 - us] / 162,
                   state[R.ROEM + us] / 100, state[R.ROEM + 1 - us] / 100]
-    x[_AT["rules"]:_AT["rules"] + 2] = [state[R.RULES] == R.AMSTERDAM, state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED]
+    x[_AT["rules"]:_AT["rules"] + 2] = [state[R.RULE_SET] == R.AMSTERDAM, state[R.UNDERTRUMP] == R.UNDERTRUMP_FORCED]
     return x
 
 

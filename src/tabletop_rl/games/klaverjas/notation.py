@@ -52,7 +52,7 @@ assert len(FIELDS) == R.STATE_SIZE
 
 #: The options of ``options_row`` by cell, with the values their indices stand for (the rest are counts).
 _CHOICES: dict[int, tuple[str, tuple[Any, ...]]] = {
-    R.RULES: ("rules", R.RULE_SETS), R.SCHEME: ("trump_selection", R.TRUMP_SCHEMES),
+    R.RULE_SET: ("rules", R.RULE_SETS), R.SCHEME: ("trump_selection", R.TRUMP_SCHEMES),
     R.ALL_PASS: ("all_pass", R.ALL_PASS_OPTIONS), R.FIRST_LEAD: ("first_lead", R.FIRST_LEADS),
     R.PIT_FOR_DEFENDERS: ("pit_for_defenders", (False, True)), R.KRAKEN: ("kraken", (False, True)),
     R.STUK_MODE: ("stuk_mode", R.STUK_MODES),

@@ -81,7 +81,7 @@ def encode_into(state, seat, out):
     out[_MATCH] = state[R.MATCH_SCORE + us] / 1000
     out[_MATCH + 1] = state[R.MATCH_SCORE + them] / 1000
     out[_MATCH + 2] = _match_left(state)
-    out[_AMSTERDAM] = state[R.RULES] == R.AMSTERDAM
+    out[_AMSTERDAM] = state[R.RULE_SET] == R.AMSTERDAM
     out[_PASSES] = min(state[R.PASSES], 4) / 4
     multiplier = state[R.MULTIPLIER]  # kraken: x1, x2 (kraak), x4 (rekraak)
     _one_hot(out, _MULTIPLIER, 0 if multiplier == 1 else 1 if multiplier == 2 else 2 if multiplier == 4 else -1)

@@ -37,7 +37,7 @@ def render_text(state: np.ndarray, viewer: int | None = None) -> str:
     names = _NAMES
     trump = int(state[R.TRUMP])
     phase = R.PHASE_NAMES[int(state[R.PHASE])]
-    lines = [f"{_deal_text(state)}  rules {R.RULE_SETS[int(state[R.RULES])]}  phase {phase}"
+    lines = [f"{_deal_text(state)}  rules {R.RULE_SETS[int(state[R.RULE_SET])]}  phase {phase}"
              f"  match N-S {int(state[R.MATCH_SCORE])} E-W {int(state[R.MATCH_SCORE + 1])}"]
     if trump >= 0:
         doubled = {2: "  kraak x2", 4: "  rekraak x4"}.get(int(state[R.MULTIPLIER]), "")
@@ -107,7 +107,7 @@ def board_view(game: _Game, viewer: int | None = None) -> dict[str, Any]:
     trump = int(state[R.TRUMP])
     return {
         "game": "klaverjas", "viewer": viewer, "viewer_seat": seat, "deal": _deal_text(state),
-        "rules": R.RULE_SETS[int(state[R.RULES])], "phase": R.PHASE_NAMES[int(state[R.PHASE])],
+        "rules": R.RULE_SETS[int(state[R.RULE_SET])], "phase": R.PHASE_NAMES[int(state[R.PHASE])],
         "to_act": _to_act(state), "match": [int(state[R.MATCH_SCORE]), int(state[R.MATCH_SCORE + 1])],
         "trump": R.SUITS[trump] if trump >= 0 else None,
         "maker": int(state[R.MAKER]) if trump >= 0 else None,

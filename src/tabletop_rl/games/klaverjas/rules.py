@@ -28,12 +28,12 @@ from tabletop_rl.core.seeding import check_seed
 __all__ = ["ALL_PASS", "CARD_POINTS", "CURRENT", "DEALER", "DEAL_NO", "DEAL_SCORE", "DECLARED_STUK", "DOUBLING_TURN",
            "FIRST_LEAD", "FOLLOW_AMSTERDAM", "FOLLOW_AMSTERDAM_FORCED", "FOLLOW_ROTTERDAM", "FOREHAND", "HAND",
            "IN_TRICK", "KRAKEN", "LEADER", "MAKER", "MATCH_SCORE", "MULTIPLIER", "NUM_DEALS_AT", "PASSES", "PHASE",
-           "PIT_FOR_DEFENDERS", "PROPOSALS", "PROPOSED", "QUARTETS", "RNG", "ROEM", "RULES", "SCHEME", "STATE_SIZE",
-           "STUK_MODE", "TARGET", "TRICK", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "UNDERTRUMP", "WINNER",
-           "apply_action", "card_id", "card_name", "checked_step", "follow_regime", "legal_cards", "legal_mask",
-           "match_over", "new_state", "new_states", "open_play", "options_row", "play_random", "play_random_batch",
-           "position", "quartet_table", "reset_batch", "reset_state", "score_deal", "seat_view", "trick_points",
-           "trick_roem", "winning_position"]
+           "PIT_FOR_DEFENDERS", "PROPOSALS", "PROPOSED", "QUARTETS", "RNG", "ROEM", "RULES", "RULE_SET", "SCHEME",
+           "STATE_SIZE", "STUK_MODE", "TARGET", "TRICK", "TRICKS_WON", "TRICK_NO", "TRICK_ROEM", "TRUMP", "UNDERTRUMP",
+           "WINNER", "apply_action", "card_id", "card_name", "checked_step", "follow_regime", "legal_cards",
+           "legal_mask", "match_over", "new_state", "new_states", "open_play", "options_row", "play_random",
+           "play_random_batch", "position", "quartet_table", "reset_batch", "reset_state", "score_deal", "seat_view",
+           "trick_points", "trick_roem", "winning_position"]
 
 # --- cards -----------------------------------------------------------------------------
 SUITS = "CDHS"
@@ -102,7 +102,8 @@ BIDDING, PLAYING, OVER, DOUBLING = 0, 1, 2, 3  # DOUBLING: kraken decisions afte
 PHASE_NAMES = ("bidding", "playing", "over", "doubling")
 
 # --- state layout (offsets into the int64 row) --------------------------------------------
-RULES = 0
+RULE_SET = 0  # the option users spell ``rules`` (rotterdam or amsterdam): ``RULE_SETS[state[RULE_SET]]``
+RULES = RULE_SET  # its older name, kept for code written against it (docs/klaverjas.md)
 SCHEME = 1
 ALL_PASS = 2
 FIRST_LEAD = 3
@@ -283,7 +284,7 @@ def legal_cards(hand, cards, n, trump, regime):
 @njit(cache=True, inline="always")
 def follow_regime(state):
     """The ``legal_cards`` regime of a row: Rotterdam, Amsterdam, or Amsterdam with forced undertrumping."""
-    if state[RULES] == ROTTERDAM:
+    if state[RULE_SET] == ROTTERDAM:
         return FOLLOW_ROTTERDAM
     return FOLLOW_AMSTERDAM_FORCED if state[UNDERTRUMP] == UNDERTRUMP_FORCED else FOLLOW_AMSTERDAM
 
@@ -610,7 +611,7 @@ def reset_state(state, seed):
     """Start the match whose options the row holds (``options_row``) from ``seed``: every other slot is
     cleared; seat 3 deals first, so seat 0 is forehand."""
     for i in range(STATE_SIZE):
-        if not (RULES <= i <= NUM_DEALS_AT or KRAKEN <= i < QUARTETS + 8):
+        if not (RULE_SET <= i <= NUM_DEALS_AT or KRAKEN <= i < QUARTETS + 8):
             state[i] = 0
     state[DEALER] = 3
     seed_rng(state, seed)
@@ -654,7 +655,7 @@ def new_states(batch: int, **options) -> np.ndarray:
     ``reset_batch``.
 
     >>> states = new_states(3, rules="amsterdam"); reset_batch(states, np.arange(3))
-    >>> states[:, PHASE].tolist(), int(states[0, RULES]) == AMSTERDAM
+    >>> states[:, PHASE].tolist(), int(states[0, RULE_SET]) == AMSTERDAM
     ([0, 0, 0], True)
     """
     return np.tile(options_row(**options), (batch, 1))
@@ -782,7 +783,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
     if state[TARGET] and deals != 1:
         raise ValueError(f"give deals or target, not both (deals={deals!r}, target={target!r})")
     state[NUM_DEALS_AT] = 0 if state[TARGET] else _count(deals, "deals", MAX_DEALS)
-    state[RULES] = option_index(rules, "rules", RULE_SETS)
+    state[RULE_SET] = option_index(rules, "rules", RULE_SETS)
     state[SCHEME] = option_index(trump_selection, "trump_selection", TRUMP_SCHEMES)
     state[ALL_PASS] = option_index(all_pass, "all_pass", ALL_PASS_OPTIONS)
     if state[ALL_PASS] == ALL_PASS_SECOND_PROPOSAL and state[SCHEME] != PROPOSED_SUIT:
@@ -794,7 +795,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
     state[STUK_MODE] = option_index(stuk_mode, "stuk_mode", STUK_MODES)
     state[UNDERTRUMP] = option_index(amsterdam_undertrump_vs_opponent, "amsterdam_undertrump_vs_opponent",
                                      UNDERTRUMP_OPTIONS)
-    if state[UNDERTRUMP] == UNDERTRUMP_FORCED and state[RULES] != AMSTERDAM:
+    if state[UNDERTRUMP] == UNDERTRUMP_FORCED and state[RULE_SET] != AMSTERDAM:
         raise ValueError("amsterdam_undertrump_vs_opponent='forced' needs rules='amsterdam'")
     return state
 
@@ -802,7 +803,7 @@ def options_row(deals: int = 1, rules: str = "rotterdam", trump_selection: str =
 def new_state(seed: int = 0, **options: Any) -> np.ndarray:
     """A freshly dealt match row; ``options`` are those of ``options_row`` (docs/klaverjas.md §10).
 
-    >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULES]) == AMSTERDAM, int(s[NUM_DEALS_AT])
+    >>> s = new_state(seed=3, rules="amsterdam"); int(s[RULE_SET]) == AMSTERDAM, int(s[NUM_DEALS_AT])
     (True, 1)
     """
     seed = check_seed(seed)

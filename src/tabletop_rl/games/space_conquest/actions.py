@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.space_conquest import rules as R
 
 __all__ = ["MAX_ORDERS_DEPTH", "MAX_ORDERS_TEXT", "MAX_ORDERS_VALUES", "MOVE_HELP", "OrderCheck", "check_orders",

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import SeatView, dense_ranks, quote
+from tabletop_rl.core.game import SeatView, dense_ranks
 from tabletop_rl.core.seeding import check_seed, fresh_seed
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.space_conquest import observe as O
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import (

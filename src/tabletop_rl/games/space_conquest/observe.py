@@ -29,7 +29,8 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from tabletop_rl.core.game import SeatView, as_index
+from tabletop_rl.core.game import SeatView
+from tabletop_rl.core.text import as_index
 from tabletop_rl.games.space_conquest import rules as R
 from tabletop_rl.games.space_conquest.actions import event_dict, move_dict, require_bounded
 

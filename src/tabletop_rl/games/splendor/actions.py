@@ -7,7 +7,7 @@ text a person types: the canonical names, plus takes and returns in any colour o
 
 from __future__ import annotations
 
-from tabletop_rl.core.game import as_index, quote
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["ACTION_NAMES", "LETTERS", "MOVE_HELP", "NUM_ACTIONS", "TYPING_HELP", "as_action", "kind", "move_id",

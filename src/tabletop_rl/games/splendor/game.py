@@ -9,22 +9,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 
-from tabletop_rl.core.game import (
-    FUSED_MASK_TYPES,
-    IllegalActionError,
-    SeatView,
-    TurnBased,
-    as_index,
-    dense_ranks,
-    quote,
-)
+from tabletop_rl.core.game import FUSED_MASK_TYPES, IllegalActionError, SeatView, TurnBased, dense_ranks
 from tabletop_rl.core.kernels import Direct
 from tabletop_rl.core.seeding import check_seed, fresh_seed
+from tabletop_rl.core.text import as_index, quote
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import MOVE_HELP, NUM_ACTIONS, TYPING_HELP, as_action, kind, move_id, move_name
 from tabletop_rl.games.splendor.notation import (
@@ -116,7 +109,7 @@ class SplendorGame(TurnBased):
     __slots__ = ("state", "_mask", "_cards", "_nobles", "_obs_size", "_out", "_out_index")
     name = "splendor"
     player_counts = (2, 3, 4)
-    option_names: tuple[str, ...] = ()  # the ply cap is ``new``'s max_plies
+    option_names: ClassVar[tuple[str, ...]] = ()  # the ply cap is ``new``'s max_plies
     default_max_plies = R.DEFAULT_MAX_PLIES
     num_actions = NUM_ACTIONS
     render_modes = ("ansi", "human", "rgb_array")
@@ -131,9 +124,10 @@ class SplendorGame(TurnBased):
         self._attach(state)
 
     @classmethod
-    def new(cls, seed: int, num_players: int, max_plies: int | None = None) -> SplendorGame:
-        """The contract's constructor: ``max_plies=None`` plays without a ply cap."""
-        return cls(num_players, seed=seed, max_plies=max_plies)
+    def new(cls, seed: int, num_players: int, max_plies: int | None = None, **options: Any) -> SplendorGame:
+        """The contract's constructor: ``max_plies=None`` plays without a ply cap. Splendor has no other option:
+        ``options`` is taken to keep the contract's signature, and any is refused as ``__init__`` refuses it."""
+        return cls(num_players, seed=seed, max_plies=max_plies, **options)
 
     @classmethod
     def _from_state(cls, state: np.ndarray) -> SplendorGame:
@@ -250,7 +244,14 @@ class SplendorGame(TurnBased):
         return SeatView(seat, seat, SplendorGame._from_state(state))
 
     def seat_view(self, seat: int, seed: int) -> SplendorGame:
-        return self.determinize(seat, seed)
+        """A copy for search in which everything ``seat`` cannot see is re-dealt at random from ``seed``.
+
+        Deck orders and other players' blind-reserved cards are shuffled together, level by level
+        (a blind reserve's level is public), so the copy is consistent with all ``seat`` knows.
+        """
+        state = self.state.copy()
+        R.determinize_state(state, as_index(seat, "seat", stop=self.num_players), _seed_int(seed))
+        return SplendorGame._from_state(state)
 
     def render(self, viewer: int | None = None, color: bool = False) -> str:
         """The text board as ``viewer`` sees it (``None``: a spectator)."""
@@ -397,16 +398,6 @@ class SplendorGame(TurnBased):
 
     def clone(self) -> SplendorGame:
         return SplendorGame._from_state(self.state.copy())
-
-    def determinize(self, player: int, seed: int) -> SplendorGame:
-        """A copy in which everything ``player`` cannot see is re-dealt at random from ``seed``.
-
-        Deck orders and other players' blind-reserved cards are shuffled together, level by level
-        (a blind reserve's level is public), so the copy is consistent with all ``player`` knows.
-        """
-        state = self.state.copy()
-        R.determinize_state(state, as_index(player, "player", stop=self.num_players), _seed_int(seed))
-        return SplendorGame._from_state(state)
 
     # --- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tabletop_rl.core.game import quote
+from tabletop_rl.core.text import quote
 from tabletop_rl.games.splendor import rules as R
 
 __all__ = ["bought_cards", "deck_cards", "market_row", "player_nobles", "position_from_json", "position_to_dict",
