@@ -2,8 +2,9 @@
 
 A request names an opponent by a spec of the menu; it sets nothing else, so no request can make the server read
 a file, send a key to a host, write a cache or search with a budget of its own choosing. The menu is the built-in
-policies this installation can build (``default_policies()``, from the game records: none reads a file but the
-package's own, none reads a key, every search has a small fixed budget) and each spec the operator adds with
+policies this installation can load (``default_policies()``, from the game records, asked of the registry without
+building them: none reads a file but the package's own, none reads a key, every search has a small fixed budget)
+and each spec the operator adds with
 ``tabletop web --allow SPEC`` (``GAME:SPEC`` for one game only), checked by building it before the page listens.
 Specs are kept in their canonical spelling (``agents.parse_spec``), so a spec written another way (options in
 another order) is the same entry of the menu.
@@ -22,7 +23,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tabletop_rl.agents import make_policy, parse_spec
+from tabletop_rl.agents import make_policy, parse_spec, why_unavailable
 from tabletop_rl.games import GAMES, entries
 
 __all__ = ["MAX_SPEC_CHARS", "PolicyMenu", "default_policies"]
@@ -50,7 +51,8 @@ class PolicyMenu:
     def build(cls, allow: Sequence[str] = ()) -> PolicyMenu:
         """The built-in policies this installation can build, then each ``allow`` spec (``GAME:SPEC`` for one game,
         else every game with such a policy); ``ValueError`` in one line for a spec no game builds."""
-        policies = {game: [spec for spec in map(functools.partial(_built_by_default, game), specs) if spec is not None]
+        policies = {game: [spec for spec in map(functools.partial(_available_by_default, game), specs)
+                           if spec is not None]
                     for game, specs in default_policies().items()}
         for text in allow:
             for game, spec in _allowed(text):
@@ -92,14 +94,10 @@ def _built(game: str, spec: str) -> str:
     return text
 
 
-@functools.cache
-def _built_by_default(game: str, spec: str) -> str | None:
-    """A built-in spec, canonically spelled, when it builds here, else None (built once per process: ``az`` loads
-    its network)."""
-    try:
-        return _built(game, spec)
-    except ValueError:
-        return None
+def _available_by_default(game: str, spec: str) -> str | None:
+    """A built-in spec, canonically spelled, when the registry says it loads here (asked without building it: a
+    game's first move builds it), else None."""
+    return None if why_unavailable(spec, game) is not None else parse_spec(spec, game).text
 
 
 def _allowed(text: str) -> list[tuple[str, str]]:
