@@ -125,7 +125,9 @@ class Game(Protocol):
 
     @classmethod
     def new(cls, seed: int, num_players: int, max_plies: int | None = None, **options: Any) -> Game:
-        """A freshly dealt match; ``ValueError`` naming a bad option."""
+        """A freshly dealt match; ``ValueError`` naming a bad value of an option the game has, ``TypeError`` (as for
+        any Python call) for an option it does not have; ``games.check_options`` names both in one ``ValueError``,
+        as the envs, the arena and the CLI do before they call this."""
         ...
 
     @classmethod
