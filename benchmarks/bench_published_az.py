@@ -29,7 +29,7 @@ import sys
 import time
 import types
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
@@ -87,7 +87,8 @@ def check_repo(repo: Path) -> str | None:
         return f"{repo} is not a clone of cestpasphoto/alpha-zero-general (no MCTS.py, splendor/SplendorLogicNumba.py)"
     if not (repo / NETWORK).is_file():
         return f"{repo / NETWORK} is missing: the published 2-player network"
-    return None
+    missing = [name for name in ("torch", "colorama", "tqdm") if importlib.util.find_spec(name) is None]
+    return f"their code needs {', '.join(missing)}, not installed here" if missing else None
 
 
 PEER_MODULES = ("splendor.SplendorLogic", "splendor.SplendorGame", "splendor.NNet", "MCTS", "utils")
@@ -550,9 +551,15 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace, mapper: Callable[..., list[Record]]) -> list[Record]:
+def play_all(args: argparse.Namespace, pool: Pool | None) -> list[Record]:
+    """Every game, each reported on stderr as it ends (a long run shows its progress)."""
     tasks = [(args.ours, args.seed + i // 2, i % 2 == 1, args.sims, str(args.repo)) for i in range(args.games)]
-    return mapper(play_game, tasks)
+    records = []
+    for rec in (pool.imap(play_game, tasks, chunksize=1) if pool else map(play_game, tasks)):
+        records.append(rec)
+        print(f"game {len(records)}/{args.games}: ours {rec.outcome:g}, points {rec.points[0]}-{rec.points[1]}, "
+              f"{rec.turns} turns", file=sys.stderr, flush=True)
+    return records
 
 
 def main() -> None:
@@ -568,16 +575,19 @@ def main() -> None:
     args = parser.parse_args()
     from tabletop_rl.agents import parse_spec
 
-    parse_spec(args.ours, "splendor")  # a bad spec fails here, before their network loads
+    try:
+        parse_spec(args.ours, "splendor")  # a bad spec fails here, before their network loads
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     problem = check_repo(args.repo)
     if problem:
         raise SystemExit(problem)
     start = time.perf_counter()
     if args.jobs > 1:
         with Pool(args.jobs) as pool:
-            records = run(args, lambda f, tasks: pool.map(f, tasks, chunksize=1))
+            records = play_all(args, pool)
     else:
-        records = run(args, lambda f, tasks: [f(t) for t in tasks])
+        records = play_all(args, None)
     print(f"{args.games} games in {time.perf_counter() - start:.0f} s; theirs: {NETWORK}, "
           + ", ".join(f"{k}={v}" for k, v in records[0].settings.items()))
     print(markdown([HEADER, summarise(args.ours, records)]))
