@@ -534,7 +534,7 @@ def summarise(spec: str, records: list[Record]) -> list[str]:
     return [f"`{spec}`", str(n), f"{wins}/{draws}/{n - wins - draws}",
             f"{100 * sum(outcomes) / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]",
             f"{np.mean([r.points[0] for r in records]):.1f}-{np.mean([r.points[1] for r in records]):.1f}",
-            f"{np.mean([r.turns for r in records]):.0f}", f"{ms['ours']:.0f} / {ms['theirs']:.0f}",
+            f"{np.mean([r.turns for r in records]):.0f}", f"{ms['ours']:.1f} / {ms['theirs']:.0f}",
             _share(total["diverged"], total["compared"], "ours") + " / "
             + _share(total["diverged"], total["compared"], "theirs"),
             f"{total['unmapped']['ours']} / {total['unmapped']['theirs']}",
