@@ -412,8 +412,9 @@ class PUCTPolicy(BasePolicy):
                 self._run(root, seat, each, rng, int(legal[i]))
             score = noise + logits + self._transformed_values(legal)
             left = left[np.argsort(-score[left], kind="stable")[:(len(left) + 1) // 2]]
+        improved = logits + self._transformed_values(legal)
+        target = np.exp(improved - improved.max())
         self._improved = np.zeros(R.NUM_ACTIONS)
-        target = np.exp(logits + self._transformed_values(legal) - (logits + self._transformed_values(legal)).max())
         self._improved[legal] = target / target.sum()
         return int(legal[left[0]])
 
