@@ -5,13 +5,16 @@
 
 Plays ``--games`` self-play games exactly as ``tabletop train splendor --algo az`` does (every seat the PUCT
 search guided by the network, root noise, the first plies drawn by visits; ``splendor_az.play_game``), then
-scores three predictors of each position's result for the seat to move (+1 won, -1 lost, 0 shared or capped)
+scores predictors of each position's result for the seat to move (+1 won, -1 lost, 0 shared or capped)
 on those positions, by stage of the game:
 
 - the network's value (what the search backs up);
 - the points lead alone: the mean result, in the other half of the games, of positions with the same lead
   (the mover's prestige points minus the best rival's, from -10 to 10);
-- the constant 0 (its squared error is the share of decided results; it names no winner).
+- the constant 0 (its squared error is the share of decided results; it names no winner);
+- a linear fit on the policy network's last hidden layer, and one on the value network's (least squares with a
+  small ridge, each half's fitted on the other half's games): what a value head would predict from features
+  shared with the policy, beside a refit of the value network's own output layer.
 
 A value head that a one-number lookup matches has learnt little beyond the score. Prints a markdown table:
 squared error and how often the sign names the winner (decided games only), with positions and games.
@@ -41,6 +44,23 @@ def self_play_games(policy: PUCTPolicy, games: int, seed: int, simulations: int)
 def network_values(policy: PUCTPolicy, observations: np.ndarray) -> np.ndarray:
     net = policy.net
     return np.array([np.clip(mlp_forward(o, net.value_weights, net.value_biases)[0], -1, 1) for o in observations])
+
+
+def hidden_features(weights: tuple, biases: tuple, observations: np.ndarray) -> np.ndarray:
+    """The last hidden layer's activations (tanh) of the MLP ``weights``/``biases`` for each observation."""
+    return np.tanh(np.array([mlp_forward(o, weights[:-1], biases[:-1]) for o in observations]))
+
+
+def cross_fitted(features: np.ndarray, results: np.ndarray, half: np.ndarray, ridge: float = 1.0) -> np.ndarray:
+    """Each half's predictions from a linear least-squares fit (with an intercept) on the other half's rows,
+    clipped to [-1, 1]."""
+    design = np.c_[features, np.ones(len(features))]
+    out = np.empty(len(results))
+    for h in (0, 1):
+        fit, use = design[half != h], half == h
+        coef = np.linalg.solve(fit.T @ fit + ridge * np.eye(design.shape[1]), fit.T @ results[half != h])
+        out[use] = np.clip(design[use] @ coef, -1.0, 1.0)
+    return out
 
 
 def points_leads(observations: np.ndarray) -> np.ndarray:
@@ -78,8 +98,13 @@ def main() -> None:
     for h in (0, 1):  # each half's lookup table is fitted on the other half's games
         table = lead_table(leads[half != h], results[half != h])
         by_lead[half == h] = table[leads[half == h] + MAX_LEAD]
+    net = policy.net
     predictors = {"network value": network_values(policy, observations), "points lead": by_lead,
-                  "constant 0": np.zeros(len(results))}
+                  "constant 0": np.zeros(len(results)),
+                  "linear on policy features": cross_fitted(
+                      hidden_features(net.policy_weights, net.policy_biases, observations), results, half),
+                  "linear on value features": cross_fitted(
+                      hidden_features(net.value_weights, net.value_biases, observations), results, half)}
     print(f"{args.games} self-play games of az:{args.model} at {args.simulations} simulations, "
           f"{len(results):,} positions, {seconds:.0f} s\n")
     print("| plies | positions | " + " | ".join(f"{name}: squared error / sign right" for name in predictors) + " |")
