@@ -97,7 +97,7 @@ class Args:
                              "--temperature-plies explore) or gumbel (sequential halving with Gumbel noise; its "
                              "improved policy is the target)")
     considered: int = knob(16, "with --root gumbel, the root moves sequential halving considers")
-    root_value_weight: float = knob(0.0, "weight of the search's root value in a searched position's value target "
+    root_value_weight: float = knob(0.5, "weight of the search's root value in a searched position's value target "
                                          "(the rest: the game's result; 0: the result alone)")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
@@ -112,7 +112,7 @@ class Args:
     weight_decay: float = knob(1e-4, "Adam's L2 weight decay")
     vf_coef: float = knob(1.0, "weight of the value loss")
     max_grad_norm: float = knob(1.0, "clip the gradient's global norm to this")
-    augment: str = knob("none", "none, or colours: each minibatch position is trained on with its five colours "
+    augment: str = knob("colours", "none, or colours: each minibatch position is trained on with its five colours "
                                 "renamed by a random permutation (observation, legal mask and policy target alike)")
     net: str = knob("256,256", "hidden layer sizes of a fresh network (one from --init or --resume keeps its own)")
     init: str = knob("default", "network to start from: default (ppo:default's network for 2 players, a fresh one "
