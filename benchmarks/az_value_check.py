@@ -31,6 +31,7 @@ from tabletop_rl.agents import make_policy
 from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, mlp_forward
 from tabletop_rl.games.splendor.observe import observation_layout
 from tabletop_rl.train.splendor_az import Positions, SelfPlay, play_game
+from tabletop_rl.ui.bench import print_markdown
 
 STAGES = ((0, 20), (20, 40), (40, 1000))
 MAX_LEAD = 10
@@ -107,17 +108,16 @@ def main() -> None:
                       hidden_features(net.value_weights, net.value_biases, observations), results, half)}
     print(f"{args.games} self-play games of az:{args.model} at {args.simulations} simulations, "
           f"{len(results):,} positions, {seconds:.0f} s\n")
-    print("| plies | positions | " + " | ".join(f"{name}: squared error / sign right" for name in predictors) + " |")
-    print("|---|---|" + "---|" * len(predictors))
+    lines = []
     for low, high in (*STAGES, (0, 1000)):
-        rows = (plies >= low) & (plies < high)
-        decided = rows & (results != 0)
-        cells = [f"{((p[rows] - results[rows]) ** 2).mean():.3f} / "
+        stage = (plies >= low) & (plies < high)
+        decided = stage & (results != 0)
+        cells = [f"{((p[stage] - results[stage]) ** 2).mean():.3f} / "
                  + (f"{(np.sign(p[decided]) == results[decided]).mean():.0%}" if p.any() else "-")
                  for p in predictors.values()]
         label = "all" if high - low == 1000 else f"{low}-{min(high, 999) - 1}" if high < 1000 else f"{low}+"
-        print(f"| {label} | {rows.sum():,} | " + " | ".join(cells) + " |")
-
+        lines.append([label, f"{stage.sum():,}", *cells])
+    print_markdown(["plies", "positions", *(f"{name}: squared error / sign right" for name in predictors)], lines)
 
 if __name__ == "__main__":
     main()

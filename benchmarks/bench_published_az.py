@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import Pool
+from multiprocessing.pool import Pool as WorkerPool
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import kind, move_id
 from tabletop_rl.games.splendor.game import SplendorGame
+from tabletop_rl.ui.bench import print_markdown
 
 NETWORK = "splendor/pretrained_2players.pt"
 PLAYERS = 2
@@ -454,6 +456,10 @@ def play_game(task: tuple[str, int, bool, int | None, str]) -> Record:
     game = SplendorGame(PLAYERS, seed=seed)
     dealt = list(game.table_nobles)
     rec = Record(settings=peer.settings)
+
+    def ours(seat: int) -> int:  # our policy sees its seat's view, never the live game
+        return policy.act(game.observe(seat), game.legal_mask(), game.policy_info(seat))
+
     while not game.is_over:
         seat, mover = game.current_player, "ours" if game.current_player == our_seat else "theirs"
         before, move_count = game.clone(), their_move_count(rec.turns, peer.max_moves)
@@ -463,12 +469,11 @@ def play_game(task: tuple[str, int, bool, int | None, str]) -> Record:
             action, main = their_main_move(peer, search, limited, game, board, rec.turns + 1)
             rec.fallbacks += action < 0
         else:
-            main = policy.act(game.observe(seat), game.legal_mask(), {"game": game, "player": seat})
+            main = ours(seat)
         expected = peer.game.getNextState(board, seat, action, 1)[0].copy() if action >= 0 else board
         game.step(main)
         while not game.is_over and game.current_player == seat:
-            game.step(their_follow_up(game, expected) if mover == "theirs" else
-                      policy.act(game.observe(seat), game.legal_mask(), {"game": game, "player": seat}))
+            game.step(their_follow_up(game, expected) if mover == "theirs" else ours(seat))
         rec.time_s[mover] += time.perf_counter() - start
         rec.moves[mover] += 1
         rec.turns += 1
@@ -545,13 +550,7 @@ HEADER = ["ours", "games", "ours W/D/L", "ours win rate [95%]", "points ours-the
           "diverged turns ours / theirs", "turns with no equal ours / theirs", "final scores agree", "fallbacks"]
 
 
-def markdown(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(row) + " |" for row in rows]
-    lines.insert(1, "|" + "---|" * len(rows[0]))
-    return "\n".join(lines)
-
-
-def play_all(args: argparse.Namespace, pool: Pool | None) -> list[Record]:
+def play_all(args: argparse.Namespace, pool: WorkerPool | None) -> list[Record]:
     """Every game, each reported on stderr as it ends (a long run shows its progress)."""
     tasks = [(args.ours, args.seed + i // 2, i % 2 == 1, args.sims, str(args.repo)) for i in range(args.games)]
     records = []
@@ -590,7 +589,7 @@ def main() -> None:
         records = play_all(args, None)
     print(f"{args.games} games in {time.perf_counter() - start:.0f} s; theirs: {NETWORK}, "
           + ", ".join(f"{k}={v}" for k, v in records[0].settings.items()))
-    print(markdown([HEADER, summarise(args.ours, records)]))
+    print_markdown(HEADER, [summarise(args.ours, records)])
     where = sum((r.where for r in records), Counter())
     print("divergences (turns): " + (", ".join(f"{k} {v}" for k, v in sorted(where.items())) or "none"))
 
