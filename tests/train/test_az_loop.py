@@ -117,6 +117,62 @@ def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp
     assert not (tmp_path / "again").exists()
 
 
+def _values(state, prefix, observations):
+    layers = sorted({int(k.split(".")[1]) for k in state if k.startswith(prefix + ".") and k.endswith(".weight")})
+    h = torch.from_numpy(observations)
+    for n, i in enumerate(layers):
+        h = h @ state[f"{prefix}.{i}.weight"].T + state[f"{prefix}.{i}.bias"]
+        h = torch.tanh(h) if n < len(layers) - 1 else h
+    return h.squeeze(1)
+
+
+def test_resume_with_a_value_network_of_another_shape_fits_it_to_the_old_one(trained, tmp_path):
+    """The policy and the iteration count carry on; the new value network starts as a copy, on the replay
+    buffer's positions, of the checkpoint's (far closer to it than a fresh network of that shape), and the model
+    plays as ``az:`` and ``ppo:`` and resumes with its new shape."""
+    out, final = trained
+    old = load_checkpoint(final)
+    resumed = train(tiny(tmp_path, iterations=3, resume=str(final), value_net="8,8", refit_steps=2000,
+                         augment="none"))  # the tiny network was not trained colour-blind
+    start = load_checkpoint(tmp_path / "checkpoints" / "iter_2.pt")  # saved before iteration 3 learnt anything
+    assert start["meta"]["net"] == [16] and start["meta"]["value_net"] == [8, 8]
+    assert all(torch.equal(start["model"][k], v) for k, v in old["model"].items() if k.startswith("pi."))
+    assert start["model"]["vf.0.weight"].shape == (8, observation_size(2))
+    with np.load(out / "replay.npz") as replay:
+        observations = replay["observations"][: int(replay["size"])]
+    fresh = build_network(observation_size(2), [16], NUM_ACTIONS, [8, 8]).state_dict()
+    with torch.no_grad():
+        target = _values(old["model"], "vf", observations)
+        fitted = ((_values(start["model"], "vf", observations) - target) ** 2).mean().item()
+        unfitted = ((_values(fresh, "vf", observations) - target) ** 2).mean().item()
+    assert fitted < unfitted / 4, (fitted, unfitted)
+    assert load_checkpoint(resumed)["meta"]["value_net"] == [8, 8]
+    for spec in (f"az:{resumed},simulations=8", f"ppo:{resumed}"):
+        assert play_with(make_policy(spec, game="splendor", seed=0), seed=3).is_over
+    again = train(tiny(tmp_path / "again", iterations=4, resume=str(resumed)))
+    assert load_checkpoint(again)["model"]["vf.2.weight"].shape == (8, 8)
+
+
+def test_a_value_network_of_another_shape_needs_the_checkpoints_replay_buffer(trained, tmp_path):
+    _, final = trained
+    lonely = tmp_path / "lonely" / "model.pt"
+    lonely.parent.mkdir()
+    lonely.write_bytes(final.read_bytes())
+    with pytest.raises(ValueError, match=r"--value-net 8 differs from the value network of .*model.pt' \(16\): "
+                                         r"it is fitted to that one on the replay buffer, and no replay.npz of "
+                                         r"iteration 2 is beside it"):
+        train(tiny(tmp_path / "run", iterations=3, resume=str(lonely), value_net="8"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_from_init_with_a_value_network_of_another_shape_keeps_the_policy(trained, tmp_path):
+    _, final = trained
+    train(tiny(tmp_path, iterations=1, init=str(final), value_net="8", eval_past=False, eval_search_games=0))
+    start, old = load_checkpoint(tmp_path / "checkpoints" / "iter_0.pt"), load_checkpoint(final)
+    assert start["meta"]["net"] == [16] and start["meta"]["value_net"] == [8]
+    assert all(torch.equal(start["model"][k], v) for k, v in old["model"].items() if k.startswith("pi."))
+
+
 def test_a_three_player_run_goes_through_the_same_code(tmp_path):
     final = train(tiny(tmp_path, players=3, iterations=1, games=1, eval_search_games=1, eval_past=False))
     assert load_checkpoint(final)["meta"]["num_players"] == 3
@@ -310,6 +366,8 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"full_share": 0.0}, r"--full-share in \(0, 1\]"),
     ({"root_value_weight": 1.5}, r"--root-value-weight must be in \[0, 1\]"),
     ({"root": "uct"}, "--root must be puct or gumbel"),
+    ({"value_net": "8,x"}, "--value-net must be comma-separated positive layer sizes"),
+    ({"refit_steps": 0}, "--refit-steps must be positive"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):

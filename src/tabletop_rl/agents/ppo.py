@@ -41,8 +41,8 @@ from tabletop_rl.core.text import quote
 
 __all__ = ["ARRAYS_FORMAT", "CHECKPOINT_FORMAT", "ILLEGAL_LOGIT", "MAX_MODEL_BYTES", "META_FILE", "PPOPolicy",
            "build_network", "check_meta", "export_arrays", "export_model", "is_checkpoint", "load_checkpoint",
-           "masked_logits", "model_problem", "network_state", "read_meta", "save_checkpoint", "save_model",
-           "sb3_as_layers"]
+           "masked_logits", "model_problem", "network_state", "network_widths", "read_meta", "save_checkpoint",
+           "save_model", "sb3_as_layers"]
 
 META_FILE = "tabletop_rl.json"
 CHECKPOINT_FORMAT = "tabletop-ppo/1"
@@ -110,18 +110,19 @@ def save_model(model: Any, path: str | Path, meta: Mapping[str, Any]) -> Path:
 
 
 # --- the network of the CleanRL-style trainer, and its checkpoints ----------------------------------------
-def build_network(observation_size: int, hidden: Sequence[int], num_actions: int) -> Any:
+def build_network(observation_size: int, hidden: Sequence[int], num_actions: int,
+                  value_hidden: Sequence[int] | None = None) -> Any:
     """``torch.nn.ModuleDict`` with ``"pi"`` (observation -> action logits) and ``"vf"`` (observation -> value):
-    two separate MLPs with tanh, as SB3's ``MlpPolicy`` with ``net_arch={"pi": hidden, "vf": hidden}``, and
-    the same orthogonal initialisation (gain sqrt 2 inside, 0.01 on the logits so the first policy is near
-    uniform over the legal moves, 1 on the value)."""
+    two separate MLPs with tanh, as SB3's ``MlpPolicy`` with ``net_arch={"pi": hidden, "vf": value_hidden}``
+    (``value_hidden`` defaults to ``hidden``), and the same orthogonal initialisation (gain sqrt 2 inside, 0.01 on
+    the logits so the first policy is near uniform over the legal moves, 1 on the value)."""
     torch = _torch()
     nn = torch.nn
 
-    def mlp(out: int, last_gain: float) -> Any:
+    def mlp(out: int, last_gain: float, widths: Sequence[int]) -> Any:
         layers: list[Any] = []
         size = observation_size
-        for width in hidden:
+        for width in widths:
             layers += [nn.Linear(size, width), nn.Tanh()]
             size = width
         layers.append(nn.Linear(size, out))
@@ -132,7 +133,19 @@ def build_network(observation_size: int, hidden: Sequence[int], num_actions: int
                 nn.init.zeros_(layer.bias)
         return nn.Sequential(*layers)
 
-    return nn.ModuleDict({"pi": mlp(num_actions, 0.01), "vf": mlp(1, 1.0)})
+    return nn.ModuleDict({"pi": mlp(num_actions, 0.01, hidden),
+                          "vf": mlp(1, 1.0, hidden if value_hidden is None else value_hidden)})
+
+
+def network_widths(meta: Mapping[str, Any]) -> tuple[list[int], list[int]]:
+    """The hidden layer sizes of a saved model's policy and value networks (``build_network``'s ``hidden`` and
+    ``value_hidden``), from its metadata: ``value_net`` where the two differ, else ``net`` for both.
+
+    >>> network_widths({"net": [256, 256], "value_net": [128, 128]})
+    ([256, 256], [128, 128])
+    """
+    hidden = [int(h) for h in meta["net"]]
+    return hidden, [int(h) for h in meta.get("value_net", hidden)]
 
 
 def masked_logits(logits: Any, masks: Any) -> Any:
@@ -380,8 +393,9 @@ class PPOPolicy(BasePolicy):
             check_meta(self.meta, expected or {}, path)
             self._torch = _torch()
             try:
-                net = build_network(int(self.meta["observation_size"]), [int(h) for h in self.meta["net"]],
-                                    int(self.meta["num_actions"]))
+                hidden, value_hidden = network_widths(self.meta)
+                net = build_network(int(self.meta["observation_size"]), hidden, int(self.meta["num_actions"]),
+                                    value_hidden)
                 net.load_state_dict(checkpoint["model"])
             except (KeyError, TypeError, ValueError, RuntimeError) as e:
                 reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -134,14 +134,14 @@ def validate(cfg: TrainConfig) -> None:
         raise ValueError(f"--resume: no checkpoint at {cfg.resume!r}")
 
 
-def hidden_layers(text: str) -> list[int]:
-    """``"256,256"`` -> ``[256, 256]``; a one-line ``ValueError`` for anything else."""
+def hidden_layers(text: str, flag: str = "--net") -> list[int]:
+    """``"256,256"`` -> ``[256, 256]``; a one-line ``ValueError`` naming ``flag`` for anything else."""
     try:
         sizes = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         sizes = []
     if not sizes or min(sizes) <= 0:
-        raise ValueError(f"--net must be comma-separated positive layer sizes such as 256,256, got {text!r}")
+        raise ValueError(f"{flag} must be comma-separated positive layer sizes such as 256,256, got {text!r}")
     return sizes
 
 
@@ -299,18 +299,21 @@ def numpy_net(net: Any) -> Net:
     return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
 
 
-def warm_start(path: Path, players: int) -> tuple[list[int], dict[str, Any]]:
-    """A saved network to start a run from (``--init``): its hidden layer sizes (its policy layers' widths but
-    the logits') and its weights as tensors, for ``build_network`` and ``load_state_dict``. Refused in one line
-    when it was trained for another player count or observation layout."""
+def warm_start(path: Path, players: int) -> tuple[list[int], list[int], dict[str, Any]]:
+    """A saved network to start a run from (``--init``): the hidden layer sizes of its policy and of its value
+    network (each network's layer widths but its outputs') and its weights as tensors, for ``build_network`` and
+    ``load_state_dict``. Refused in one line when it was trained for another player count or observation layout."""
     import torch  # the [train] extra
 
     meta, weights = network_state(path)
     check_meta(meta, model_meta(players), path)
-    layers = sorted((k for k in weights if k.startswith("pi.") and k.endswith(".weight")),
-                    key=lambda k: int(k.split(".")[1]))
-    hidden = [int(weights[k].shape[0]) for k in layers][:-1]
-    return hidden, {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
+
+    def widths(prefix: str) -> list[int]:
+        layers = sorted((k for k in weights if k.startswith(prefix) and k.endswith(".weight")),
+                        key=lambda k: int(k.split(".")[1]))
+        return [int(weights[k].shape[0]) for k in layers][:-1]
+
+    return widths("pi."), widths("vf."), {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()}
 
 
 def summary_writer(folder: Path) -> Any:

@@ -40,11 +40,12 @@ from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import (
     build_network,
     masked_logits,
+    network_widths,
     save_checkpoint,
 )
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_ppo_model_path
-from tabletop_rl.core.files import replace_file
+from tabletop_rl.core.files import replace_file, shown_path
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fresh_metrics", "game_seeds", "learn", "losses",
-           "play_game", "positions_from", "train", "validate_args", "value_targets"]
+           "play_game", "positions_from", "refit_value", "train", "validate_args", "value_targets"]
 
 
 #: ``--init`` values that name no file: ppo:default's network, and a fresh network.
@@ -115,6 +116,10 @@ class Args:
     augment: str = knob("colours", "none, or colours: each minibatch position is trained on with its five colours "
                                 "renamed by a random permutation (observation, legal mask and policy target alike)")
     net: str = knob("256,256", "hidden layer sizes of a fresh network (one from --init or --resume keeps its own)")
+    value_net: str = knob("", "hidden layer sizes of the value network (empty: those of --net, or of the model "
+                              "from --init or --resume); another shape than --resume's is first fitted to its "
+                              "value network on the replay buffer, another than --init's starts fresh")
+    refit_steps: int = knob(10_000, "minibatch steps that fit a value network of another shape to --resume's")
     init: str = knob("default", "network to start from: default (ppo:default's network for 2 players, a fresh one "
                                 "for 3-4), a .pt checkpoint or MaskablePPO .zip, or none: a fresh --net network")
     eval_every: int = knob(5, "iterations between evaluations")
@@ -136,7 +141,7 @@ class Args:
 def validate_args(args: Args) -> None:
     """One-line ``ValueError`` naming the first bad setting."""
     positive = ("iterations", "games", "simulations", "buffer", "batch_size", "train_steps", "eval_every",
-                "eval_games", "checkpoint_every", "threads")
+                "eval_games", "checkpoint_every", "threads", "refit_steps")
     for name in positive:
         if getattr(args, name) <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
@@ -163,6 +168,8 @@ def validate_args(args: Args) -> None:
                          f"{args.rollout_depth}")
     check_max_plies(args.max_plies)
     hidden_layers(args.net)
+    if args.value_net:
+        hidden_layers(args.value_net, "--value-net")
     for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent]:
         parse_spec(spec, "splendor")  # a bad spec fails now, not at the first evaluation
     for flag, path in (("--resume", args.resume), ("--init", "" if args.init in _NAMED_INITS else args.init)):
@@ -332,34 +339,57 @@ def train(args: Args) -> Path:
 
     checkpoint = resume_checkpoint(args.resume, "az", args.players)
     torch.set_num_threads(args.threads)
+
+    # The network's shape and weights: resumed, warm-started (--init) or fresh; --value-net may reshape the value.
+    iteration, start_state, replay = 0, None, None
+    hidden = value_hidden = hidden_layers(args.net)
+    if checkpoint is not None:
+        (hidden, value_hidden), iteration = network_widths(checkpoint["meta"]), int(checkpoint["step"])
+        start_state, replay = checkpoint["model"], _replay_file(Path(args.resume), iteration)
+    elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
+        path = default_ppo_model_path() if args.init == "default" else Path(args.init)
+        hidden, value_hidden, start_state = warm_start(path, args.players)
+    old_value, value_hidden = value_hidden, hidden_layers(args.value_net, "--value-net") if args.value_net \
+        else value_hidden
+    reshaped = start_state is not None and value_hidden != old_value
+    if reshaped and checkpoint is not None and replay is None:
+        raise ValueError(f"--value-net {_widths(value_hidden)} differs from the value network of "
+                         f"{shown_path(args.resume)} ({_widths(old_value)}): it is fitted to that one on the replay "
+                         f"buffer, and no replay.npz of iteration {iteration} is beside it")
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
     rng = np.random.default_rng(args.seed)  # minibatch draws
     torch.manual_seed(args.seed)  # a fresh network's initialisation
-
-    # The network and its optimizer: resumed, warm-started (--init) or fresh.
-    iteration, start_state = 0, None
-    hidden = hidden_layers(args.net)
-    if checkpoint is not None:
-        hidden, iteration = [int(h) for h in checkpoint["meta"]["net"]], int(checkpoint["step"])
-        start_state = checkpoint["model"]
-    elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
-        path = default_ppo_model_path() if args.init == "default" else Path(args.init)
-        hidden, start_state = warm_start(path, args.players)
-    meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS, "algo": "az"}
+    meta = {**model_meta(args.players), "net": hidden, "value_net": value_hidden, "num_actions": NUM_ACTIONS,
+            "algo": "az"}
     obs_size = int(meta["observation_size"])
-    net = build_network(obs_size, hidden, NUM_ACTIONS)
-    if start_state is not None:
-        net.load_state_dict(start_state)
+    net = build_network(obs_size, hidden, NUM_ACTIONS, value_hidden)
+    if start_state is not None:  # a reshaped value network keeps its fresh weights until it is fitted below
+        net.load_state_dict({k: v for k, v in start_state.items() if not (reshaped and k.startswith("vf."))},
+                            strict=not reshaped)
+    if reshaped and checkpoint is None and args.progress:
+        print(f"--value-net {_widths(value_hidden)}: --init's value network has another shape "
+              f"({_widths(old_value)}); a fresh one starts", file=sys.stderr)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     buffer = ReplayBuffer(args.buffer, obs_size)
     if checkpoint is not None:
-        if checkpoint["optimizer"]:
+        if checkpoint["optimizer"] and not reshaped:  # a reshaped network's Adam moments start afresh
             optimizer.load_state_dict(checkpoint["optimizer"])
         if "numpy" in checkpoint["rng"]:
             rng.bit_generator.state = checkpoint["rng"]["numpy"]
-        _load_replay(buffer, Path(args.resume), iteration, args.progress)
+        if replay is not None:
+            buffer.load(replay)
+        elif args.progress:
+            print(f"no replay.npz of iteration {iteration} beside {shown_path(args.resume)}: the replay buffer starts "
+                  "empty", file=sys.stderr)
+        if reshaped:
+            difference = refit_value(net, checkpoint["model"], old_value, buffer, args, rng)
+            if args.progress:
+                print(f"value network {_widths(old_value)} -> {_widths(value_hidden)}: fitted to the old one on "
+                      f"{buffer.size:,} positions, mean squared difference {difference:.4f} on the newest 5%, "
+                      "held out", file=sys.stderr)
 
     # The network this run starts from, kept as the "past" opponent of the evaluations.
     first_iteration = iteration
@@ -568,20 +598,55 @@ def _search_match(net: Net, args: Args) -> dict[str, float]:
             "draws": draws}
 
 
-def _load_replay(buffer: ReplayBuffer, resume: Path, iteration: int, verbose: bool) -> None:
-    """Refill the buffer from ``replay.npz`` beside the checkpoint (or in the run folder above
-    ``checkpoints/``) when it was saved at the checkpoint's iteration; else the buffer starts empty."""
+def _replay_file(resume: Path, iteration: int) -> Path | None:
+    """``replay.npz`` beside the checkpoint (or in the run folder above ``checkpoints/``) when it was saved at the
+    checkpoint's iteration."""
     for folder in (resume.parent, resume.parent.parent):
         path = folder / "replay.npz"
         if path.is_file():
             with np.load(path) as saved:
-                matches = int(saved["iteration"]) == iteration
-            if matches:
-                buffer.load(path)
-                return
-    if verbose:
-        print(f"no replay.npz of iteration {iteration} beside {str(resume)!r}: the replay buffer starts empty",
-              file=sys.stderr)
+                if int(saved["iteration"]) == iteration:
+                    return path
+    return None
+
+
+def refit_value(net: torch.nn.ModuleDict, old_state: Mapping[str, Any], old_hidden: Sequence[int],
+                buffer: ReplayBuffer, args: Args, rng: np.random.Generator) -> float:
+    """Fit ``net``'s value network, of a new shape, to the old one (``old_state``'s ``vf`` layers, hidden sizes
+    ``old_hidden``) on the replay buffer's positions, colours renamed as in training: ``--refit-steps``
+    minibatches of ``--batch-size``, Adam on a one-cycle schedule peaking at 1e-3. Returns the mean squared
+    difference of the two values on the newest 5% of the positions, held out of the fit."""
+    import torch
+
+    data = buffer.data
+    old = build_network(int(data.observations.shape[1]), old_hidden, NUM_ACTIONS, old_hidden)["vf"]
+    old.load_state_dict({k.removeprefix("vf."): v for k, v in old_state.items() if k.startswith("vf.")})
+    rows = (buffer.next - buffer.size + np.arange(buffer.size)) % buffer.capacity  # oldest first
+    held_out = max(1, buffer.size // 20)
+    fit, test = rows[:-held_out], rows[-held_out:]
+    optimizer = torch.optim.Adam(net["vf"].parameters(), lr=1e-3)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1e-3, total_steps=args.refit_steps)
+    for _ in range(args.refit_steps):
+        idx = fit[rng.integers(len(fit), size=min(args.batch_size, len(fit)))]
+        observations = data.observations[idx]
+        if args.augment == "colours":
+            renamings = rng.integers(len(COLOUR_PERMUTATIONS), size=len(idx))
+            observations = permute_colours(observations, data.masks[idx], data.policies[idx], renamings)[0]
+        x = torch.from_numpy(observations)
+        with torch.no_grad():
+            target = old(x)
+        loss = ((net["vf"](x) - target) ** 2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    with torch.no_grad():
+        x = torch.from_numpy(data.observations[test])
+        return float(((net["vf"](x) - old(x)) ** 2).mean())
+
+
+def _widths(hidden: Sequence[int]) -> str:
+    return ",".join(map(str, hidden))
 
 
 def _save(path: Path, net: torch.nn.ModuleDict, meta: dict[str, Any], optimizer: torch.optim.Optimizer,

@@ -37,6 +37,7 @@ from tabletop_rl.agents.ppo import (
     build_network,
     is_checkpoint,
     masked_logits,
+    network_widths,
     save_checkpoint,
 )
 from tabletop_rl.core.progress import Progress
@@ -153,14 +154,14 @@ def train(args: Args) -> Path:
     mix = parse_mix(args.mix)
 
     # The network (policy and value MLPs) and its optimizer, fresh or from a checkpoint.
-    hidden = hidden_layers(args.net)
+    hidden = value_hidden = hidden_layers(args.net)
     step = 0
     if checkpoint is not None:
-        hidden = [int(h) for h in checkpoint["meta"]["net"]]
+        hidden, value_hidden = network_widths(checkpoint["meta"])
         step = int(checkpoint["step"])
-    meta = {**model_meta(args.players), "net": hidden, "num_actions": NUM_ACTIONS}
+    meta = {**model_meta(args.players), "net": hidden, "value_net": value_hidden, "num_actions": NUM_ACTIONS}
     obs_size = int(meta["observation_size"])
-    net = build_network(obs_size, hidden, NUM_ACTIONS)
+    net = build_network(obs_size, hidden, NUM_ACTIONS, value_hidden)
     pi, vf = net["pi"], net["vf"]
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)  # SB3's PPO uses eps 1e-5 as well
     if checkpoint is not None:

@@ -316,7 +316,7 @@ def train(args: Args) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
     meta = {**model_meta(args.players), "num_actions": NUM_ACTIONS, "algo": "distill"}
-    net, meta["net"] = _first_network(args, int(meta["observation_size"]))
+    net, meta["net"], meta["value_net"] = _first_network(args, int(meta["observation_size"]))
     setup = Labelling(args.players, args.teacher, args.student_share, args.random_plies, args.epsilon,
                       args.max_plies, args.seed)
     pool = None if args.workers == 0 else ProcessPoolExecutor(
@@ -362,12 +362,14 @@ def train(args: Args) -> Path:
     return save_checkpoint(out / "final.pt", net, meta, step=args.rounds, args=dataclasses.asdict(args))
 
 
-def _first_network(args: Args, observation_size: int) -> tuple[torch.nn.ModuleDict, list[int]]:
-    """The network of ``--init``: az:default's, a saved model's (its layer sizes kept), or a fresh ``--net``."""
+def _first_network(args: Args, observation_size: int) -> tuple[torch.nn.ModuleDict, list[int], list[int]]:
+    """The network of ``--init`` and its policy's and value's hidden layer sizes: az:default's, a saved model's
+    (its layer sizes kept), or a fresh ``--net``."""
     if args.init == "none":
         hidden = hidden_layers(args.net)
-        return build_network(observation_size, hidden, NUM_ACTIONS), hidden
-    hidden, weights = warm_start(default_az_model_path() if args.init == "az" else Path(args.init), args.players)
-    net = build_network(observation_size, hidden, NUM_ACTIONS)
+        return build_network(observation_size, hidden, NUM_ACTIONS), hidden, hidden
+    path = default_az_model_path() if args.init == "az" else Path(args.init)
+    hidden, value_hidden, weights = warm_start(path, args.players)
+    net = build_network(observation_size, hidden, NUM_ACTIONS, value_hidden)
     net.load_state_dict(weights)
-    return net, hidden
+    return net, hidden, value_hidden
