@@ -68,8 +68,9 @@ from tabletop_rl.train.selfplay import (
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fresh_metrics", "game_seeds", "learn", "losses",
-           "play_game", "positions_from", "refit_value", "train", "validate_args", "value_targets"]
+__all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fit_to", "fresh_metrics", "game_seeds",
+           "held_out_rows", "learn", "losses", "play_game", "positions_from", "refit_value", "train", "validate_args",
+           "value_targets"]
 
 
 #: ``--init`` values that name no file: ppo:default's network, and a fresh network.
@@ -613,36 +614,59 @@ def _replay_file(resume: Path, iteration: int) -> Path | None:
 def refit_value(net: torch.nn.ModuleDict, old_state: Mapping[str, Any], old_hidden: Sequence[int],
                 buffer: ReplayBuffer, args: Args, rng: np.random.Generator) -> float:
     """Fit ``net``'s value network, of a new shape, to the old one (``old_state``'s ``vf`` layers, hidden sizes
-    ``old_hidden``) on the replay buffer's positions, colours renamed as in training: ``--refit-steps``
-    minibatches of ``--batch-size``, Adam on a one-cycle schedule peaking at 1e-3. Returns the mean squared
-    difference of the two values on the newest 5% of the positions, held out of the fit."""
+    ``old_hidden``) with ``fit_to``: ``--refit-steps`` minibatches of ``--batch-size``, colours renamed as in
+    training. Returns the mean squared difference of the two values on the held-out positions."""
+    old = build_network(int(buffer.data.observations.shape[1]), old_hidden, NUM_ACTIONS, old_hidden)
+    old["vf"].load_state_dict({k.removeprefix("vf."): v for k, v in old_state.items() if k.startswith("vf.")})
+    return fit_to(net, old, "vf", buffer, args.refit_steps, args.batch_size, args.augment, rng)
+
+
+def held_out_rows(buffer: ReplayBuffer) -> tuple[np.ndarray, np.ndarray]:
+    """The buffer's rows, oldest first, split into the positions a fit learns from and the newest 5% it is
+    judged on."""
+    rows = (buffer.next - buffer.size + np.arange(buffer.size)) % buffer.capacity
+    held_out = max(1, buffer.size // 20)
+    return rows[:-held_out], rows[-held_out:]
+
+
+def fit_to(net: torch.nn.ModuleDict, teacher: torch.nn.ModuleDict, part: str, buffer: ReplayBuffer, steps: int,
+           batch_size: int, augment: str, rng: np.random.Generator) -> float:
+    """Fit ``net[part]`` to ``teacher[part]`` (``"vf"``: the value, by squared error; ``"pi"``: the policy, by
+    cross-entropy to the teacher's distribution over the legal moves) on the buffer's positions but the newest
+    5% (``held_out_rows``), each renamed with ``augment="colours"``: ``steps`` minibatches, Adam on a one-cycle
+    schedule peaking at 1e-3. Returns the loss on the held-out positions less the teacher's own (its entropy,
+    for the policy): 0 when the two agree there."""
     import torch
 
+    fit, test = held_out_rows(buffer)
     data = buffer.data
-    old = build_network(int(data.observations.shape[1]), old_hidden, NUM_ACTIONS, old_hidden)["vf"]
-    old.load_state_dict({k.removeprefix("vf."): v for k, v in old_state.items() if k.startswith("vf.")})
-    rows = (buffer.next - buffer.size + np.arange(buffer.size)) % buffer.capacity  # oldest first
-    held_out = max(1, buffer.size // 20)
-    fit, test = rows[:-held_out], rows[-held_out:]
-    optimizer = torch.optim.Adam(net["vf"].parameters(), lr=1e-3)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1e-3, total_steps=args.refit_steps)
-    for _ in range(args.refit_steps):
-        idx = fit[rng.integers(len(fit), size=min(args.batch_size, len(fit)))]
-        observations = data.observations[idx]
-        if args.augment == "colours":
-            renamings = rng.integers(len(COLOUR_PERMUTATIONS), size=len(idx))
-            observations = permute_colours(observations, data.masks[idx], data.policies[idx], renamings)[0]
-        x = torch.from_numpy(observations)
+    optimizer = torch.optim.Adam(net[part].parameters(), lr=1e-3)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1e-3, total_steps=steps)
+
+    def loss(rows: np.ndarray, renamings: np.ndarray | None) -> torch.Tensor:
+        observations, masks = data.observations[rows], data.masks[rows]
+        if renamings is not None:
+            observations, masks, _ = permute_colours(observations, masks, data.policies[rows], renamings)
+        x, legal = torch.from_numpy(observations), torch.from_numpy(masks)
+        if part == "vf":
+            with torch.no_grad():
+                target = teacher["vf"](x)
+            return ((net["vf"](x) - target) ** 2).mean()
         with torch.no_grad():
-            target = old(x)
-        loss = ((net["vf"](x) - target) ** 2).mean()
+            target = torch.softmax(masked_logits(teacher["pi"](x), legal), 1)
+            own = -(target * torch.log(target.clamp_min(1e-30))).sum(1).mean()
+        return -(target * torch.log_softmax(masked_logits(net["pi"](x), legal), 1)).sum(1).mean() - own
+
+    for _ in range(steps):
+        rows = fit[rng.integers(len(fit), size=min(batch_size, len(fit)))]
+        renamings = rng.integers(len(COLOUR_PERMUTATIONS), size=len(rows)) if augment == "colours" else None
+        step_loss = loss(rows, renamings)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        step_loss.backward()
         optimizer.step()
         schedule.step()
     with torch.no_grad():
-        x = torch.from_numpy(data.observations[test])
-        return float(((net["vf"](x) - old(x)) ** 2).mean())
+        return float(loss(test, None))
 
 
 def _widths(hidden: Sequence[int]) -> str:
