@@ -350,8 +350,9 @@ def train(args: Args) -> Path:
     elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
         path = default_ppo_model_path() if args.init == "default" else Path(args.init)
         hidden, value_hidden, start_state = warm_start(path, args.players)
-    old_value, value_hidden = value_hidden, hidden_layers(args.value_net, "--value-net") if args.value_net \
-        else value_hidden
+    old_value = value_hidden
+    if args.value_net:
+        value_hidden = hidden_layers(args.value_net, "--value-net")
     reshaped = start_state is not None and value_hidden != old_value
     if reshaped and checkpoint is not None and replay is None:
         raise ValueError(f"--value-net {_widths(value_hidden)} differs from the value network of "
