@@ -56,7 +56,7 @@ _CHECKPOINT_MODULES = ("torch",)
 _SB3_MODULES = ("torch", "sb3_contrib")
 #: What needs them, in the message that asks for the [train] extra.
 _NETWORK_POLICIES = "a policy with a network (ppo, az)"
-#: The largest model file read, and the most its zip may unpack to: the shipped models are 1.2 MB (``az``) and
+#: The largest model file read, and the most its zip may unpack to: the shipped models are 0.9 MB (``az``) and
 #: 4.2 MB (``ppo``), a training checkpoint with Adam's moments is three times its network; a file past this (or
 #: one that is not a regular file, such as ``/dev/zero``) is refused before it is read.
 MAX_MODEL_BYTES = 256 << 20
