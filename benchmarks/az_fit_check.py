@@ -41,6 +41,7 @@ from tabletop_rl.train.splendor_az import (
     fresh_metrics,
     held_out_rows,
     learn,
+    positions_from,
 )
 from tabletop_rl.ui.bench import print_markdown
 
@@ -51,10 +52,6 @@ def load_buffer(path: Path) -> ReplayBuffer:
     buffer = ReplayBuffer(size, width)
     buffer.load(path)
     return buffer
-
-
-def rows_of(buffer: ReplayBuffer, rows: np.ndarray) -> Positions:
-    return Positions(*(column[rows] for column in buffer.data))
 
 
 HEADER = ("network", "minibatches", "policy: cross-entropy - entropy", "agreement", "value: squared error",
@@ -88,8 +85,9 @@ def main() -> None:
     size = int(checkpoint["meta"]["observation_size"])
     buffer = load_buffer(Path(args.replay))
     fit, test_rows = held_out_rows(buffer)
-    test, learning = rows_of(buffer, test_rows), ReplayBuffer(len(fit), size)
-    learning.add(rows_of(buffer, fit))
+    columns = buffer.data._asdict()
+    test, learning = positions_from(columns, test_rows), ReplayBuffer(len(fit), size)
+    learning.add(positions_from(columns, fit))
 
     def model() -> Any:
         net = build_network(size, hidden, NUM_ACTIONS, value_hidden)

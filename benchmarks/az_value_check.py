@@ -119,5 +119,6 @@ def main() -> None:
         lines.append([label, f"{stage.sum():,}", *cells])
     print_markdown(["plies", "positions", *(f"{name}: squared error / sign right" for name in predictors)], lines)
 
+
 if __name__ == "__main__":
     main()

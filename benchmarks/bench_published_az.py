@@ -31,8 +31,7 @@ import types
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from multiprocessing import Pool
-from multiprocessing.pool import Pool as WorkerPool
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -550,7 +549,7 @@ HEADER = ["ours", "games", "ours W/D/L", "ours win rate [95%]", "points ours-the
           "diverged turns ours / theirs", "turns with no equal ours / theirs", "final scores agree", "fallbacks"]
 
 
-def play_all(args: argparse.Namespace, pool: WorkerPool | None) -> list[Record]:
+def play_all(args: argparse.Namespace, pool: Pool | None) -> list[Record]:
     """Every game, each reported on stderr as it ends (a long run shows its progress)."""
     tasks = [(args.ours, args.seed + i // 2, i % 2 == 1, args.sims, str(args.repo)) for i in range(args.games)]
     records = []

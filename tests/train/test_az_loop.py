@@ -20,7 +20,13 @@ torch = needs("torch")
 
 from interrupts import interrupt_after_saving, resume_hint  # noqa: E402
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.ppo import build_network, export_model, load_checkpoint, masked_logits  # noqa: E402
+from tabletop_rl.agents.ppo import (  # noqa: E402
+    build_network,
+    export_model,
+    load_checkpoint,
+    masked_logits,
+    network_widths,
+)
 from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
@@ -118,13 +124,12 @@ def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp
     assert not (tmp_path / "again").exists()
 
 
-def _values(state, prefix, observations):
-    layers = sorted({int(k.split(".")[1]) for k in state if k.startswith(prefix + ".") and k.endswith(".weight")})
-    h = torch.from_numpy(observations)
-    for n, i in enumerate(layers):
-        h = h @ state[f"{prefix}.{i}.weight"].T + state[f"{prefix}.{i}.bias"]
-        h = torch.tanh(h) if n < len(layers) - 1 else h
-    return h.squeeze(1)
+def _values(checkpoint, observations):
+    """The value network of a saved model on ``observations``, through ``build_network`` as the trainer builds it."""
+    hidden, value_hidden = network_widths(checkpoint["meta"])
+    net = build_network(observation_size(2), hidden, NUM_ACTIONS, value_hidden)
+    net.load_state_dict(checkpoint["model"])
+    return net["vf"](torch.from_numpy(observations)).squeeze(1)
 
 
 def test_resume_with_a_value_network_of_another_shape_fits_it_to_the_old_one(trained, tmp_path):
@@ -141,11 +146,12 @@ def test_resume_with_a_value_network_of_another_shape_fits_it_to_the_old_one(tra
     assert start["model"]["vf.0.weight"].shape == (8, observation_size(2))
     with np.load(out / "replay.npz") as replay:
         observations = replay["observations"][: int(replay["size"])]
-    fresh = build_network(observation_size(2), [16], NUM_ACTIONS, [8, 8]).state_dict()
+    fresh = {"meta": start["meta"],
+             "model": build_network(observation_size(2), [16], NUM_ACTIONS, [8, 8]).state_dict()}
     with torch.no_grad():
-        target = _values(old["model"], "vf", observations)
-        fitted = ((_values(start["model"], "vf", observations) - target) ** 2).mean().item()
-        unfitted = ((_values(fresh, "vf", observations) - target) ** 2).mean().item()
+        target = _values(old, observations)
+        fitted = ((_values(start, observations) - target) ** 2).mean().item()
+        unfitted = ((_values(fresh, observations) - target) ** 2).mean().item()
     assert fitted < unfitted / 4, (fitted, unfitted)
     assert load_checkpoint(resumed)["meta"]["value_net"] == [8, 8]
     for spec in (f"az:{resumed},simulations=8", f"ppo:{resumed}"):

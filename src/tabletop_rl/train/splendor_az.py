@@ -644,7 +644,7 @@ def fit_to(net: torch.nn.ModuleDict, teacher: torch.nn.ModuleDict, part: str, bu
     optimizer = torch.optim.Adam(net[part].parameters(), lr=1e-3)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1e-3, total_steps=steps)
 
-    def loss(rows: np.ndarray, renamings: np.ndarray | None) -> torch.Tensor:
+    def loss(rows: np.ndarray, renamings: np.ndarray | None, less_own: bool = False) -> torch.Tensor:
         observations, masks = data.observations[rows], data.masks[rows]
         if renamings is not None:
             observations, masks, _ = permute_colours(observations, masks, data.policies[rows], renamings)
@@ -655,8 +655,10 @@ def fit_to(net: torch.nn.ModuleDict, teacher: torch.nn.ModuleDict, part: str, bu
             return ((net["vf"](x) - target) ** 2).mean()
         with torch.no_grad():
             target = torch.softmax(masked_logits(teacher["pi"](x), legal), 1)
-            own = -(target * torch.log(target.clamp_min(1e-30))).sum(1).mean()
-        return -(target * torch.log_softmax(masked_logits(net["pi"](x), legal), 1)).sum(1).mean() - own
+        cross_entropy = -(target * torch.log_softmax(masked_logits(net["pi"](x), legal), 1)).sum(1).mean()
+        if not less_own:  # a constant of the teacher's: it moves no gradient, so training leaves it out
+            return cross_entropy
+        return cross_entropy + (target * torch.log(target.clamp_min(1e-30))).sum(1).mean()
 
     for _ in range(steps):
         rows = fit[rng.integers(len(fit), size=min(batch_size, len(fit)))]
@@ -667,7 +669,7 @@ def fit_to(net: torch.nn.ModuleDict, teacher: torch.nn.ModuleDict, part: str, bu
         optimizer.step()
         schedule.step()
     with torch.no_grad():
-        return float(loss(test, None))
+        return float(loss(test, None, less_own=True))
 
 
 def _widths(hidden: Sequence[int]) -> str:
