@@ -31,7 +31,7 @@ from tabletop_rl.agents.search.splendor_puct import random_net  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
 from tabletop_rl.games.splendor.observe import observation_layout, observation_size  # noqa: E402
-from tabletop_rl.games.splendor.rules import NUM_ACTIONS, TAKE2_SAME  # noqa: E402
+from tabletop_rl.games.splendor.rules import NUM_ACTIONS, STATE_SIZE, TAKE2_SAME  # noqa: E402
 from tabletop_rl.train.splendor_az import (  # noqa: E402
     Args,
     Positions,
@@ -42,6 +42,8 @@ from tabletop_rl.train.splendor_az import (  # noqa: E402
     learn,
     losses,
     play_game,
+    reanalyse,
+    search_again,
     self_play,
     train,
     validate_args,
@@ -49,6 +51,11 @@ from tabletop_rl.train.splendor_az import (  # noqa: E402
 )
 
 pytestmark = pytest.mark.train
+
+
+def no_states(n: int) -> np.ndarray:
+    """The state column of positions that kept none."""
+    return np.zeros((n, STATE_SIZE), np.int16)
 
 
 def tiny(out, **changes) -> Args:
@@ -252,7 +259,7 @@ def known_answer(n: int, seed: int) -> tuple[ReplayBuffer, np.ndarray]:
     policies[np.arange(n), target] = 1.0
     values = np.where(obs[:, points] >= 8, 1.0, -1.0).astype(np.float32)
     buffer = ReplayBuffer(n, obs.shape[1])
-    buffer.add(Positions(obs, mask, policies, np.zeros(n, np.int64), values, values))
+    buffer.add(Positions(obs, mask, policies, np.zeros(n, np.int64), values, values, no_states(n)))
     return buffer, target
 
 
@@ -345,7 +352,8 @@ def test_the_replay_buffer_keeps_the_newest_positions():
     def rows(first: int, n: int) -> Positions:
         v = np.arange(first, first + n)
         return Positions(np.repeat(v[:, None], 3, 1).astype(np.float32), np.ones((n, 72), bool),
-                         np.full((n, 72), 1 / 72, np.float32), v % 2, v.astype(np.float32), v.astype(np.float32))
+                         np.full((n, 72), 1 / 72, np.float32), v % 2, v.astype(np.float32), v.astype(np.float32),
+                         no_states(n))
 
     buffer.add(rows(0, 3))
     buffer.add(rows(3, 4))
@@ -491,7 +499,7 @@ def test_fresh_games_are_scored_before_the_network_learns_from_them():
     policies = np.zeros((6, NUM_ACTIONS), np.float32)
     policies[np.arange(6), logits.argmax(axis=1)] = 1
     results = np.sign(value).astype(np.float32)
-    record = Positions(observations, masks, policies, np.zeros(6, np.int64), results, results)
+    record = Positions(observations, masks, policies, np.zeros(6, np.int64), results, results, no_states(6))
     metrics = fresh_metrics(net, [record])
     assert metrics["fresh/agreement"] == 1.0 and metrics["fresh/value_sign_accuracy"] == 1.0
     log_probs = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) \
@@ -500,19 +508,22 @@ def test_fresh_games_are_scored_before_the_network_learns_from_them():
     assert metrics["fresh/target_entropy"] == pytest.approx(0.0, abs=1e-6)
     clipped = np.clip(value, -1, 1)  # the search reads the value clipped to [-1, 1]
     assert metrics["fresh/value_mse"] == pytest.approx(float(((clipped - results) ** 2).mean()), rel=1e-4)
-    flipped = Positions(observations, masks, np.roll(policies, 1, axis=1), record.seats, -results, -results)
+    flipped = Positions(observations, masks, np.roll(policies, 1, axis=1), record.seats, -results, -results,
+                        record.states)
     worse = fresh_metrics(net, [flipped])
     assert worse["fresh/agreement"] == 0.0 and worse["fresh/value_sign_accuracy"] == 0.0
 
 
-def test_a_replay_buffer_saved_before_results_were_kept_loads_its_values_as_results(tmp_path):
+def test_a_replay_buffer_saved_before_results_and_states_were_kept_loads_its_values_as_results(tmp_path):
     buffer = ReplayBuffer(4, 3)
     buffer.add(Positions(np.ones((3, 3), np.float32), np.ones((3, 72), bool), np.full((3, 72), 1 / 72, np.float32),
-                         np.zeros(3, np.int64), np.array([1, -1, 1], np.float32), np.zeros(3, np.float32)))
-    columns = {name: column for name, column in buffer.data._asdict().items() if name != "results"}
+                         np.zeros(3, np.int64), np.array([1, -1, 1], np.float32), np.zeros(3, np.float32),
+                         no_states(3)))
+    columns = {name: column for name, column in buffer.data._asdict().items() if name not in ("results", "states")}
     np.savez(tmp_path / "replay.npz", iteration=3, next=buffer.next, size=buffer.size, **columns)
     again = ReplayBuffer(4, 3)
     assert again.load(tmp_path / "replay.npz") == 3
+    assert again.size == 3 and not again.data.states.any()  # no states: none to reanalyse
     assert again.data.results[:3].tolist() == again.data.values[:3].tolist() == [1, -1, 1]
 
 
@@ -537,3 +548,84 @@ def test_self_play_with_the_gumbel_root_teaches_its_improved_policy(monkeypatch)
     assert searched.sum() == len(targets) and all(noisy)
     np.testing.assert_allclose(positions.policies[searched], np.array(targets), atol=1e-6)
     assert all((p[m] > 0).all() for p, m in zip(positions.policies[searched], positions.masks[searched]))
+
+
+def test_self_play_keeps_each_position_as_its_mover_saw_it():
+    """The state kept with a position is the mover's view: it gives back the observation and legal mask the
+    search saw, and holds nothing more than the view (hiding it again changes nothing)."""
+    positions = play_game(random_net((8,), seed=0), 3, SelfPlay(2, 6, 1.5, 0.3, 0.25, 4, 200))
+    assert positions.states.shape == (len(positions.values), STATE_SIZE)
+    for observation, mask, seat, row in zip(positions.observations, positions.masks, positions.seats,
+                                            positions.states):
+        game = SplendorGame.from_state(row)
+        assert game.current_player == seat
+        np.testing.assert_array_equal(game.observe(int(seat)), observation)
+        np.testing.assert_array_equal(game.legal_mask(), mask)
+        np.testing.assert_array_equal(game.policy_info(int(seat)).game.state[:-4], row[:-4])  # less the stream
+
+
+def _buffer_of(records) -> ReplayBuffer:
+    buffer = ReplayBuffer(sum(len(r.values) for r in records) + 10, observation_size(2))
+    for record in records:
+        buffer.add(record)
+    return buffer
+
+
+def test_reanalysis_searches_kept_positions_again_and_replaces_their_targets():
+    setup = SelfPlay(2, 12, 1.5, 0.3, 0.25, 4, 200, root_value_weight=0.25)
+    records = self_play(random_net((8,), seed=0), game_seeds(0, 1, 2), setup, None)
+    buffer = _buffer_of(records)
+    old = records[0]._replace(states=no_states(len(records[0].values)))  # a position from before states were kept
+    buffer.add(old)
+    before = Positions(*(column.copy() for column in buffer.data))
+    newer = random_net((8,), seed=9)
+    moved = reanalyse(newer, buffer, 40, setup, None, 1, np.random.default_rng(5))
+
+    size = buffer.size
+    eligible = np.flatnonzero((before.states[:size].any(axis=1)) & (before.masks[:size].sum(axis=1) > 1))
+    draw = np.random.default_rng(5)
+    rows = np.sort(draw.choice(eligible, size=40, replace=False))
+    policies, roots = search_again(newer, before.states[rows], int(draw.integers(1 << 31, size=1)[0]), setup)
+    np.testing.assert_array_equal(buffer.data.policies[rows], policies)
+    np.testing.assert_allclose(buffer.data.values[rows], 0.75 * before.results[rows] + 0.25 * roots, atol=1e-6)
+    untouched = np.setdiff1d(np.arange(size), rows)
+    np.testing.assert_array_equal(buffer.data.policies[untouched], before.policies[untouched])
+    np.testing.assert_array_equal(buffer.data.values[untouched], before.values[untouched])
+    assert not (policies[~before.masks[rows]]).any() and np.allclose(policies.sum(axis=1), 1)
+    assert (policies != before.policies[rows]).any()
+    assert moved["reanalyse/positions"] == 40 and moved["reanalyse/policy_change"] > 0
+
+    everything = reanalyse(newer, buffer, 10_000, setup, None, 3, np.random.default_rng(6))
+    assert everything["reanalyse/positions"] == len(eligible)  # never a forced move, never one without a state
+
+
+def test_reanalysis_in_worker_processes_gives_the_same_targets():
+    setup = SelfPlay(2, 8, 1.5, 0.3, 0.25, 4, 200, root_value_weight=0.5)
+    records = self_play(random_net((8,), seed=0), game_seeds(0, 1, 1), setup, None)
+    here, there = _buffer_of(records), _buffer_of(records)
+    net = random_net((8,), seed=2)
+    reanalyse(net, here, 20, setup, None, 4, np.random.default_rng(1))
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        reanalyse(net, there, 20, setup, pool, 4, np.random.default_rng(1))
+    np.testing.assert_array_equal(here.data.policies, there.data.policies)
+    np.testing.assert_array_equal(here.data.values, there.data.values)
+
+
+def test_a_run_with_reanalysis_keeps_states_and_resumes(tmp_path):
+    final = train(tiny(tmp_path / "a", reanalyse=30))
+    timing = json.loads((tmp_path / "a" / "timing.json").read_text())
+    assert timing["reanalyse_seconds"] > 0
+    with np.load(tmp_path / "a" / "replay.npz") as saved:
+        assert saved["states"][: int(saved["size"])].any(axis=1).all()
+    assert load_checkpoint(train(tiny(tmp_path / "b", iterations=3, reanalyse=30, resume=str(final))))["step"] == 3
+
+
+def test_a_replay_file_with_a_damaged_state_is_refused_before_the_buffer_changes(tmp_path):
+    records = self_play(random_net((8,), seed=0), game_seeds(0, 1, 1), SelfPlay(2, 4, 1.5, 0.3, 0.25, 4, 200), None)
+    buffer = _buffer_of(records)
+    buffer.data.states[3, 5:40] = 999
+    buffer.save(tmp_path / "replay.npz", 7)
+    again = ReplayBuffer(100, observation_size(2))
+    with pytest.raises(ValueError, match=r"replay.npz': position 3: invalid position"):
+        again.load(tmp_path / "replay.npz")
+    assert again.size == 0

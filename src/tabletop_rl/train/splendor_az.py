@@ -46,11 +46,12 @@ from tabletop_rl.agents.ppo import (
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.agents.splendor import default_ppo_model_path
 from tabletop_rl.core.files import replace_file, shown_path
+from tabletop_rl.core.game import SeatView
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
 from tabletop_rl.games.splendor.observe import COLOUR_PERMUTATIONS, permute_colours
-from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS
+from tabletop_rl.games.splendor.rules import DEFAULT_MAX_PLIES, NUM_ACTIONS, NUM_PLAYERS_AT, STATE_DTYPE, STATE_SIZE
 from tabletop_rl.train.selfplay import (
     EvalLog,
     eval_specs,
@@ -69,8 +70,8 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fit_to", "fresh_metrics", "game_seeds",
-           "held_out_rows", "learn", "losses", "play_game", "positions_from", "refit_value", "train", "validate_args",
-           "value_targets"]
+           "held_out_rows", "kept_states", "learn", "losses", "play_game", "positions_from", "reanalyse", "refit_value",
+           "search_again", "state_rows", "train", "validate_args", "value_targets"]
 
 
 #: ``--init`` values that name no file: ppo:default's network, and a fresh network.
@@ -101,6 +102,9 @@ class Args:
     considered: int = knob(16, "with --root gumbel, the root moves sequential halving considers")
     root_value_weight: float = knob(0.5, "weight of the search's root value in a searched position's value target "
                                          "(the rest: the game's result; 0: the result alone)")
+    reanalyse: int = knob(0, "reanalysis: positions of the replay buffer searched again each iteration by the "
+                             "current network, as self-play searches, their policy and value targets replaced "
+                             "(0: none)")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
     temperature_plies: int = knob(8, "plies of each game played at temperature 1 (moves drawn in proportion to "
@@ -146,8 +150,8 @@ def validate_args(args: Args) -> None:
     for name in positive:
         if getattr(args, name) <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    for name in ("workers", "temperature_plies", "eval_search_games", "eval_search_simulations", "weight_decay",
-                 "vf_coef", "noise_alpha", "c"):
+    for name in ("workers", "temperature_plies", "reanalyse", "eval_search_games", "eval_search_simulations",
+                 "weight_decay", "vf_coef", "noise_alpha", "c"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
     if args.players not in (2, 3, 4):
@@ -207,8 +211,10 @@ class SelfPlay:
 
 class Positions(NamedTuple):
     """Training examples, one row per position: the mover's observation, its legal mask, the search's visit
-    distribution (sums to 1 over the legal moves), the mover's seat, the value target and the game's result for
-    the mover (the value target itself unless ``--root-value-weight`` mixes in the search's root value)."""
+    distribution (sums to 1 over the legal moves), the mover's seat, the value target, the game's result for
+    the mover (the value target itself unless ``--root-value-weight`` mixes in the search's root value) and the
+    position as the mover saw it (its view's state row, ``SplendorGame.from_state``; zeros where none was kept),
+    which reanalysis searches again."""
 
     observations: np.ndarray  # float32 [n, observation size]
     masks: np.ndarray  # bool [n, 72]
@@ -216,6 +222,7 @@ class Positions(NamedTuple):
     seats: np.ndarray  # int64 [n]
     values: np.ndarray  # float32 [n]
     results: np.ndarray  # float32 [n]
+    states: np.ndarray  # int16 [n, state size]
 
 
 def value_targets(winners: Sequence[int], truncated: bool, seats: np.ndarray, players: int) -> np.ndarray:
@@ -236,23 +243,18 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
     decisions drawn from the game's seed, and only those positions are recorded: the short searches play the
     other moves faster, so a CPU-second yields more games and more independent results."""
     game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
-    search = PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
-                        setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth, root=setup.root,
-                        considered=setup.considered)
+    search = _self_play_search(net, seed, setup)
     caps = np.random.default_rng([seed, 1])
-    observations, masks, policies, seats, roots = [], [], [], [], []
+    observations, masks, policies, seats, roots, states = [], [], [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
-        observation = game.observe(seat)
+        observation, info = game.observe(seat), game.policy_info(seat)
         if mask.sum() == 1:  # a forced move (e.g. a lone token return): nothing to search, the target is certain
             action, visits, root = int(np.argmax(mask)), mask.astype(np.float32), np.nan
         else:
             full = setup.fast_simulations == 0 or caps.random() < setup.full_share
-            search.simulations = setup.simulations if full else setup.fast_simulations
-            search.noise_fraction = setup.noise_fraction if full else 0.0
-            search.gumbel_noise = full
-            search.temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
-            action = search.act(observation, mask, game.policy_info(seat))
+            temperature = 1.0 if game.ply < setup.temperature_plies else 0.0
+            action = _search_move(search, setup, observation, mask, info, full, temperature)
             if not full:
                 game.step(action)
                 continue
@@ -262,14 +264,41 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
         policies.append(visits / visits.sum())
         seats.append(seat)
         roots.append(root)
+        states.append(info.game.state)
         game.step(action)
     seat_array = np.array(seats, np.int64)
     results = value_targets(game.winners, game.is_truncated, seat_array, setup.players)
-    root_values = np.array(roots, np.float32)
-    w = setup.root_value_weight
-    values = np.where(np.isnan(root_values), results, (1 - w) * results + w * root_values).astype(np.float32)
+    values = np.where(np.isnan(roots), results, _value_target(results, np.array(roots, np.float32), setup))
     return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
-                     seat_array, values, results)
+                     seat_array, values.astype(np.float32), results, state_rows(states))
+
+
+def _self_play_search(net: Net, seed: int, setup: SelfPlay) -> PUCTPolicy:
+    """The search of ``setup``, seeded (by a game's seed, or a reanalysis task's)."""
+    return PUCTPolicy(net, "self-play", seed, setup.simulations, None, setup.c, setup.noise_alpha,
+                      setup.noise_fraction, mix=setup.value_mix, rollout_depth=setup.rollout_depth, root=setup.root,
+                      considered=setup.considered)
+
+
+def _search_move(search: PUCTPolicy, setup: SelfPlay, observation: np.ndarray, mask: np.ndarray, info: SeatView,
+                 full: bool, temperature: float) -> int:
+    """The search's move: a full search (``simulations``, root noise) or a short one (``fast_simulations``)."""
+    search.simulations = setup.simulations if full else setup.fast_simulations
+    search.noise_fraction = setup.noise_fraction if full else 0.0
+    search.gumbel_noise = full
+    search.temperature = temperature
+    return search.act(observation, mask, info)
+
+
+def _value_target(results: np.ndarray, roots: np.ndarray, setup: SelfPlay) -> np.ndarray:
+    """A searched position's value target: the result, with ``root_value_weight`` of the search's root value."""
+    w = setup.root_value_weight
+    return ((1 - w) * results + w * roots).astype(np.float32)
+
+
+def state_rows(states: Sequence[np.ndarray]) -> np.ndarray:
+    """Views' state rows as one ``int16[n, state size]`` array (``[0, state size]`` for none)."""
+    return np.array(states, STATE_DTYPE).reshape(len(states), STATE_SIZE)
 
 
 def _play_task(task: tuple[Net, int, SelfPlay]) -> Positions:
@@ -293,8 +322,10 @@ def self_play(net: Net, seeds: np.ndarray, setup: SelfPlay, pool: Executor | Non
 
 def positions_from(saved: Mapping[str, np.ndarray], rows: Any = slice(None)) -> Positions:
     """``rows`` of the positions in a saved file (an ``np.load``). A file from before the results were kept
-    apart has values alone, which were the results then."""
-    return Positions(*(saved[name if name in saved else "values"][rows] for name in Positions._fields))
+    apart has values alone, which were the results then; one from before the states were kept has none (zeros)."""
+    columns = {name: saved[name if name in saved else "values"][rows] for name in Positions._fields[:-1]}
+    kept = saved["states"][rows] if "states" in saved else np.zeros((len(columns["values"]), STATE_SIZE), STATE_DTYPE)
+    return Positions(**columns, states=kept)
 
 
 # --- the replay buffer ----------------------------------------------------------------------------
@@ -306,7 +337,7 @@ class ReplayBuffer:
         self.data = Positions(np.zeros((capacity, observation_size), np.float32),
                               np.zeros((capacity, NUM_ACTIONS), bool), np.zeros((capacity, NUM_ACTIONS), np.float32),
                               np.zeros(capacity, np.int64), np.zeros(capacity, np.float32),
-                              np.zeros(capacity, np.float32))
+                              np.zeros(capacity, np.float32), np.zeros((capacity, STATE_SIZE), STATE_DTYPE))
 
     def add(self, positions: Positions) -> None:
         rows = positions.values.shape[0]
@@ -323,12 +354,69 @@ class ReplayBuffer:
                                                  **self.data._asdict()))
 
     def load(self, path: Path) -> int:
-        """Fill from a file ``save`` wrote (the newest rows when it held more); returns its iteration."""
+        """Fill from a file ``save`` wrote (the newest rows when it held more); returns its iteration. Every kept
+        state is checked as a position (reanalysis hands them to the engine): ``ValueError`` naming the first
+        that is not one, before the buffer changes."""
         with np.load(path) as saved:
             size, next_ = int(saved["size"]), int(saved["next"])
             order = (next_ - size + np.arange(size)) % len(saved["values"])  # oldest first
-            self.add(positions_from(saved, order))
+            positions = positions_from(saved, order)
+            for row in np.flatnonzero(kept_states(positions.states)):
+                try:
+                    SplendorGame.from_state(positions.states[row])
+                except ValueError as e:
+                    raise ValueError(f"{shown_path(path)}: position {order[row]}: {e}") from None
+            self.add(positions)
             return int(saved["iteration"])
+
+
+def kept_states(states: np.ndarray) -> np.ndarray:
+    """Which rows of ``Positions.states`` hold a position (a row of zeros holds none)."""
+    return states[:, NUM_PLAYERS_AT] != 0
+
+
+def reanalyse(net: Net, buffer: ReplayBuffer, count: int, setup: SelfPlay, pool: Executor | None, tasks: int,
+              rng: np.random.Generator) -> dict[str, float]:
+    """Reanalysis: ``count`` positions of the buffer, drawn at random among those with a kept state and a choice,
+    searched again by ``net`` as a self-play move is searched in full (``search_again``, in ``tasks`` parts, in the
+    worker processes): each one's policy target becomes the new visits and its value target the game's result
+    with the new root value mixed in by ``root_value_weight``. Returns the positions and how far their targets
+    moved (the mean total variation of the policies, the mean absolute change of the values)."""
+    data, size = buffer.data, buffer.size
+    eligible = np.flatnonzero(kept_states(data.states[:size]) & (data.masks[:size].sum(axis=1) > 1))
+    rows = np.sort(rng.choice(eligible, size=min(count, len(eligible)), replace=False))
+    if len(rows) == 0:
+        return {"reanalyse/positions": 0.0}
+    parts = np.array_split(rows, min(len(rows), tasks))
+    seeds = rng.integers(1 << 31, size=len(parts))
+    work = [(net, data.states[part], int(seed), setup) for part, seed in zip(parts, seeds)]
+    answers = list(map(_search_again_task, work) if pool is None else pool.map(_search_again_task, work))
+    policies = np.concatenate([policy for policy, _ in answers])
+    values = _value_target(data.results[rows], np.concatenate([root for _, root in answers]), setup)
+    moved = {"reanalyse/positions": float(len(rows)),
+             "reanalyse/policy_change": float(0.5 * np.abs(policies - data.policies[rows]).sum(axis=1).mean()),
+             "reanalyse/value_change": float(np.abs(values - data.values[rows]).mean())}
+    data.policies[rows], data.values[rows] = policies, values
+    return moved
+
+
+def search_again(net: Net, states: np.ndarray, seed: int, setup: SelfPlay) -> tuple[np.ndarray, np.ndarray]:
+    """The full self-play search of ``setup`` (``simulations``, root noise), guided by ``net``, at positions kept
+    as their mover's view (``Positions.states``): each one's policy target and the search's root value."""
+    search = _self_play_search(net, seed, setup)
+    policies, roots = np.zeros((len(states), NUM_ACTIONS), np.float32), np.zeros(len(states), np.float32)
+    for i, row in enumerate(states):
+        game = SplendorGame.from_state(row)
+        seat, mask = game.current_player, game.legal_mask()
+        _search_move(search, setup, game.observe(seat), mask, game.policy_info(seat), True, 0.0)
+        visits = search.policy_target(mask)
+        policies[i], roots[i] = visits / visits.sum(), search.root_value()
+    return policies, roots
+
+
+def _search_again_task(task: tuple[Net, np.ndarray, int, SelfPlay]) -> tuple[np.ndarray, np.ndarray]:
+    """A worker process's reanalysis job (top-level, so the 'spawn' context can pickle it)."""
+    return search_again(*task)
 
 
 # --- the loop -------------------------------------------------------------------------------------
@@ -406,7 +494,7 @@ def train(args: Args) -> Path:
     evals = EvalLog(args, out, bar, unit="iteration")
     writer = summary_writer(out / "logs")
     curves = Curves(out / "curves.csv")
-    seconds = dict.fromkeys(("selfplay", "train", "eval"), 0.0)
+    seconds = dict.fromkeys(("selfplay", "reanalyse", "train", "eval"), 0.0)
     games = positions = 0
     stats: dict[str, float] = {}
     start = time.perf_counter()
@@ -423,6 +511,10 @@ def train(args: Args) -> Path:
             games += len(records)
             positions += sum(len(r.values) for r in records)
             stats = fresh_metrics(net, records)
+            if args.reanalyse:  # before the new positions go in: they were searched by this network just now
+                tick = time.perf_counter()
+                stats |= reanalyse(search_net, buffer, args.reanalyse, setup, pool, 4 * max(1, args.workers), rng)
+                seconds["reanalyse"] += time.perf_counter() - tick
 
             # (b) The replay buffer; (c) training on minibatches drawn from it.
             tick = time.perf_counter()
@@ -456,7 +548,8 @@ def train(args: Args) -> Path:
     total = time.perf_counter() - start
     (out / "timing.json").write_text(json.dumps({  # throughput of this run, periodic evaluations included
         "iterations": iteration - first_iteration, "games": games, "positions": positions, "seconds": total,
-        "selfplay_seconds": seconds["selfplay"], "train_seconds": seconds["train"], "eval_seconds": seconds["eval"],
+        "selfplay_seconds": seconds["selfplay"], "reanalyse_seconds": seconds["reanalyse"],
+        "train_seconds": seconds["train"], "eval_seconds": seconds["eval"],
         "positions_per_second": positions / max(seconds["selfplay"], 1e-9), "workers": args.workers,
         "simulations": args.simulations, "threads": args.threads}))
     if evals.evaluated_at != iteration:

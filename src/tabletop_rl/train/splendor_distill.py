@@ -56,7 +56,7 @@ from tabletop_rl.train.selfplay import (
     numpy_net,
     warm_start,
 )
-from tabletop_rl.train.splendor_az import Positions, losses, positions_from, value_targets
+from tabletop_rl.train.splendor_az import Positions, losses, positions_from, state_rows, value_targets
 
 if TYPE_CHECKING:
     import torch
@@ -159,7 +159,7 @@ def label_game(student: Net, index: int, setup: Labelling) -> tuple[Positions, i
     network = PUCTPolicy(student, "student", 0, simulations=0)
     rng = np.random.default_rng([setup.seed, index])
     students = {seat for seat in range(setup.players) if rng.random() < setup.student_share}
-    observations, masks, policies, seats = [], [], [], []
+    observations, masks, policies, seats, states = [], [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
         observation, info = game.observe(seat), game.policy_info(seat)
@@ -177,11 +177,12 @@ def label_game(student: Net, index: int, setup: Labelling) -> tuple[Positions, i
         masks.append(mask)
         policies.append(target / target.sum())
         seats.append(seat)
+        states.append(info.game.state)
         game.step(action)
     seat_array = np.array(seats, np.int64)
     results = value_targets(game.winners, game.is_truncated, seat_array, setup.players)
     return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
-                     seat_array, results, results), index
+                     seat_array, results, results, state_rows(states)), index
 
 
 def _target(teacher: Policy, action: int, mask: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ positions round-trip exactly; finished games are recognised from the JSON alone.
 import copy
 import json
 
+import numpy as np
 import pytest
 
 from positions import game, position
@@ -178,3 +179,42 @@ def test_ply_at_cap_is_truncated():
 def test_game_ended_by_the_rules_at_the_cap_is_not_truncated():
     g = game(position(2, bought={0: [71, 73, 77, 7]}, final_round=True, ply=20, max_plies=20))
     assert (g.is_over, g.is_truncated, g.winners) == (True, False, [0])
+
+
+def _played(plies: int, seed: int) -> SplendorGame:
+    g = SplendorGame(2, seed=seed)
+    for ply in range(plies):
+        g.step(g.legal_actions()[(seed + ply) % len(g.legal_actions())])
+    return g
+
+
+def test_a_state_row_loads_as_the_position_it_holds():
+    for plies in (0, 7, 30):
+        g = _played(plies, seed=plies)
+        loaded = SplendorGame.from_state(g.state)
+        assert loaded.to_dict() == g.to_dict()
+        assert (loaded.legal_mask() == g.legal_mask()).all() and (loaded.observe(1) == g.observe(1)).all()
+        assert loaded.state is not g.state
+
+
+def test_a_state_row_the_engine_never_wrote_is_a_value_error_never_a_crash():
+    """Replay files keep positions as state rows; a damaged one must be refused before it reaches a kernel."""
+    rng = np.random.default_rng(0)
+    base = _played(20, seed=3).state
+    refused = 0
+    for trial in range(600):
+        if trial < 200:
+            row = rng.integers(-32768, 32767, size=base.shape, dtype=np.int16)
+        else:
+            row = base.copy()
+            row[rng.integers(0, len(row), size=3)] = rng.integers(-40, 120, size=3)
+        try:
+            loaded = SplendorGame.from_state(row)
+        except ValueError as e:
+            assert str(e).startswith("invalid position") and "\n" not in str(e)
+            refused += 1
+        else:
+            assert SplendorGame.from_json(loaded.to_json()).to_dict() == loaded.to_dict()
+    assert refused >= 200  # every random row, and the damaged ones that break a rule
+    with pytest.raises(ValueError, match=r"a Splendor state is an int16\[\d+\] row, got int32\[\d+\]"):
+        SplendorGame.from_state(base.astype(np.int32))

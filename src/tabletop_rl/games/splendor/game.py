@@ -412,6 +412,26 @@ class SplendorGame(TurnBased):
         """Load a position; ``ValueError`` naming the field when it is not a valid position."""
         return cls._from_state(position_from_json(text_or_dict))
 
+    @classmethod
+    def from_state(cls, state: np.ndarray) -> SplendorGame:
+        """A game from a state row (``game.state``: how a replay buffer keeps positions), checked as ``from_json``
+        checks a position; ``ValueError`` when the row is not one. Its random stream is the one ``from_json`` gives.
+
+        >>> g = SplendorGame(2, seed=3)
+        >>> g.step(g.legal_actions()[0])
+        >>> SplendorGame.from_state(g.state).to_dict() == g.to_dict()
+        True
+        """
+        row = np.asarray(state)
+        if row.dtype != R.STATE_DTYPE or row.shape != (R.STATE_SIZE,):
+            raise ValueError(f"invalid position: a Splendor state is an int16[{R.STATE_SIZE}] row, got "
+                             f"{row.dtype}{list(row.shape)}")
+        try:
+            position = position_to_dict(row)
+        except (IndexError, KeyError, ValueError) as e:  # a row the engine never wrote: its fields point nowhere
+            raise ValueError(f"invalid position: the state row cannot be read ({e})") from None
+        return cls.from_json(position)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SplendorGame) and self.to_dict() == other.to_dict()
 
