@@ -21,10 +21,11 @@ from tabletop_rl.agents.search.splendor_puct import (
     net_from_layers,
     net_from_state_dict,
     random_net,
+    renamed_policy,
 )
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.game import SplendorGame
-from tabletop_rl.games.splendor.observe import observe
+from tabletop_rl.games.splendor.observe import COLOUR_PERMUTATIONS, observe, permute_colours
 
 
 def numpy_forward(x: np.ndarray, weights: tuple, biases: tuple) -> np.ndarray:
@@ -108,6 +109,50 @@ def test_the_network_alone_plays_its_most_probable_legal_move():
     logits = numpy_forward(observe(g.state, g.current_player), net.policy_weights, net.policy_biases)
     expected = int(np.argmax(np.where(g.legal_mask(), logits, -np.inf)))
     assert decide(PUCTPolicy(net, simulations=0), g) == expected
+
+
+def test_over_every_colour_renaming_a_renamed_position_gets_the_renamed_policy():
+    net = random_net(hidden=(32,), seed=6)
+    every = np.arange(len(COLOUR_PERMUTATIONS))
+    plain_differs = 0
+    for seed in range(3):
+        g = random_game(2, seed, plies=9)
+        obs, mask = observe(g.state, g.current_player), g.legal_mask()
+        policy = renamed_policy(net, obs, mask, every)
+        assert policy.sum() == pytest.approx(1.0) and not policy[~mask].any()
+        for index in (1, 37, 119):
+            got_obs, got_mask, expected = permute_colours(obs[None], mask[None], policy[None], [index])
+            np.testing.assert_allclose(renamed_policy(net, got_obs[0], got_mask[0], every), expected[0], atol=1e-6)
+            plain = renamed_policy(net, obs, mask, np.array([0]))
+            renamed_plain = renamed_policy(net, got_obs[0], got_mask[0], np.array([0]))
+            plain_differs += not np.allclose(permute_colours(obs[None], mask[None], plain[None], [index])[2][0],
+                                             renamed_plain, atol=1e-6)
+    assert plain_differs == 9  # the network alone, not averaged, tells the colours apart
+
+
+def test_the_network_alone_over_renamings_plays_the_averaged_policys_most_probable_move():
+    net = random_net(hidden=(16,), seed=4)
+    for seed in range(4):
+        g = random_game(2, seed, plies=7)
+        obs, mask = observe(g.state, g.current_player), g.legal_mask()
+        one = np.where(mask, numpy_forward(obs, net.policy_weights, net.policy_biases), -np.inf)
+        softmax = np.exp(one - np.logaddexp.reduce(one))
+        np.testing.assert_allclose(renamed_policy(net, obs, mask, np.array([0])), softmax, atol=1e-5)
+        expected = int(np.argmax(renamed_policy(net, obs, mask, np.arange(120))))
+        assert decide(PUCTPolicy(net, simulations=0, renamings=120), g) == expected
+    policy = make_policy("az:default,simulations=0,renamings=5", "splendor")
+    assert policy.renamings.tolist() == [0, 30, 60, 89, 119]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"renamings": 0}, r"^puct renamings must be in \[1, 120\] \(1: the position as it is\), got 0$"),
+    ({"renamings": 121}, r"^puct renamings must be in \[1, 120\]"),
+    ({"renamings": 120, "simulations": 16}, r"^puct renamings average the network alone's policy: they need "
+                                            r"simulations=0, got simulations=16$"),
+])
+def test_bad_renamings_are_refused_in_one_line(changes, message):
+    with pytest.raises(ValueError, match=message):
+        PUCTPolicy(random_net(hidden=(8,)), **{"simulations": 0, **changes})
 
 
 def test_a_network_for_another_player_count_is_refused_in_one_line():

@@ -236,7 +236,7 @@ def _renamed_action(action: int, perm: np.ndarray) -> int:
 
 
 @cache
-def _colour_gathers(num_players: int) -> tuple[np.ndarray, np.ndarray]:
+def colour_gathers(num_players: int) -> tuple[np.ndarray, np.ndarray]:
     """Per renaming, the indices that gather a renamed observation (``[120, size]``) and a renamed action row
     (``[120, 72]``) from the original."""
     size = observation_size(num_players)
@@ -277,7 +277,7 @@ def permute_colours(observations: np.ndarray, masks: np.ndarray, policies: np.nd
     players = next((n for n in range(2, R.MAX_PLAYERS + 1) if observation_size(n) == size), None)
     if players is None:
         raise ValueError(f"observations of {size} values are not Splendor's (312, 368 or 424)")
-    observation_from, action_from = _colour_gathers(players)
+    observation_from, action_from = colour_gathers(players)
     rows = np.asarray(perms)
     return (np.take_along_axis(observations, observation_from[rows], axis=1),
             np.take_along_axis(masks, action_from[rows], axis=1),
