@@ -148,7 +148,8 @@ def test_the_network_alone_over_renamings_plays_the_averaged_policys_most_probab
     ({"renamings": 0}, r"^puct renamings must be in \[1, 120\] \(1: the position as it is\), got 0$"),
     ({"renamings": 121}, r"^puct renamings must be in \[1, 120\]"),
     ({"renamings": 120, "simulations": 16}, r"^puct renamings average the network alone's policy: they need "
-                                            r"simulations=0, got simulations=16$"),
+                                            r"simulations=0 and no budget_ms, got simulations=16, budget_ms=None$"),
+    ({"renamings": 2, "budget_ms": 50.0}, r"need simulations=0 and no budget_ms, got simulations=0, budget_ms=50.0$"),
 ])
 def test_bad_renamings_are_refused_in_one_line(changes, message):
     with pytest.raises(ValueError, match=message):

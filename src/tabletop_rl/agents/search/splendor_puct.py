@@ -44,7 +44,7 @@ from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS, game_an
 from tabletop_rl.games.splendor.observe import COLOUR_PERMUTATIONS, colour_gathers, encode_into, observation_size
 
 __all__ = ["MAX_PUCT_SIMULATIONS", "Net", "PUCTPolicy", "mlp_forward", "net_from_layers", "net_from_state_dict",
-           "random_net"]
+           "random_net", "renamed_policy"]
 
 _CHUNK = 16  # simulations between clock checks under a time budget
 #: PUCT keeps one tree node per simulation, 904 bytes (72 child ids, 72 prior weights and five counters): 200,000
@@ -385,7 +385,8 @@ class PUCTPolicy(BasePolicy):
         _check(1 <= renamings <= len(COLOUR_PERMUTATIONS), f"{name} renamings must be in [1, "
                f"{len(COLOUR_PERMUTATIONS)}] (1: the position as it is), got {renamings}")
         _check(renamings == 1 or (simulations == 0 and budget_ms is None), f"{name} renamings average the network "
-               f"alone's policy: they need simulations=0, got simulations={simulations}")
+               f"alone's policy: they need simulations=0 and no budget_ms, got simulations={simulations}, "
+               f"budget_ms={budget_ms}")
         self.mix, self.rollout_depth = mix, rollout_depth
         # which colour renamings the network alone averages over: the identity first, the rest spread evenly
         self.renamings = np.unique(np.round(np.linspace(0, len(COLOUR_PERMUTATIONS) - 1, renamings)).astype(np.int64))

@@ -23,8 +23,9 @@ from numba import njit
 from tabletop_rl.core.kernels import copy_into, popcount
 from tabletop_rl.games.splendor import rules as R
 
-__all__ = ["COLOUR_PERMUTATIONS", "OBSERVATION_VERSION", "encode_into", "observation_box", "observation_layout",
-           "observation_size", "observe", "permute_colours", "step_observe", "step_vs_random_observe"]
+__all__ = ["COLOUR_PERMUTATIONS", "OBSERVATION_VERSION", "colour_gathers", "encode_into", "observation_box",
+           "observation_layout", "observation_size", "observe", "permute_colours", "step_observe",
+           "step_vs_random_observe"]
 
 OBSERVATION_VERSION = 1
 _CARD_FEATURES = 13  # present, level, bonus one-hot (5), points, cost (5)
