@@ -18,11 +18,20 @@ from extra_skips import needs
 torch = needs("torch")
 
 from tabletop_rl.agents import make_policy  # noqa: E402
-from tabletop_rl.agents.ppo import load_checkpoint  # noqa: E402
+from tabletop_rl.agents.ppo import build_network, load_checkpoint  # noqa: E402
 from tabletop_rl.agents.search.splendor_puct import PUCTPolicy, random_net  # noqa: E402
 from tabletop_rl.cli import main  # noqa: E402
 from tabletop_rl.games.splendor.game import SplendorGame  # noqa: E402
-from tabletop_rl.train.splendor_distill import Args, Labelling, label, label_game, load_positions, train, validate_args  # noqa: E402
+from tabletop_rl.train.splendor_distill import (  # noqa: E402
+    Args,
+    Labelling,
+    fit,
+    label,
+    label_game,
+    load_positions,
+    train,
+    validate_args,
+)
 
 pytestmark = pytest.mark.train
 
@@ -92,6 +101,21 @@ def test_a_second_round_labels_new_games_with_the_fitted_student(tmp_path):
     _, games = load_positions(tmp_path / "data")
     assert sorted(set(games.tolist())) == [0, 1, 2, 3]
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["round_1.pt", "round_2.pt"]
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 9, 10, 11, 20])
+def test_the_fit_runs_for_any_number_of_minibatch_steps(epochs):
+    """The one-cycle schedule holds for every step count, ten included (torch's divides by a warm-up of
+    10% x steps - 1 steps, which is zero there)."""
+    net = random_net((8,), seed=2)
+    positions, _ = label_game(net, 4, setup())
+    student = build_network(312, [8], 72)
+    before = [w.detach().clone() for w in student.parameters()]
+    games = np.zeros(len(positions.values), np.int64)
+    args = tiny("unused", epochs=epochs, batch_size=len(games))  # one minibatch a pass: `epochs` steps
+    stats = fit(student, positions, games, args, np.random.default_rng(0))
+    assert np.isnan(stats["agreement"])  # nothing held out: every position is game 0
+    assert any(not torch.equal(a, b) for a, b in zip(before, student.parameters()))
 
 
 def test_the_teachers_moves_are_played_when_no_student_and_no_noise():

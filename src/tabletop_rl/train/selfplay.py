@@ -30,7 +30,7 @@ from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
 __all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "numpy_net",
+           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "numpy_net", "one_cycle",
            "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate", "warm_start"]
 
 
@@ -181,6 +181,14 @@ def hold_threads(torch: Any, threads: int) -> int:
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return int(torch.get_num_threads())
+
+
+def one_cycle(torch: Any, optimizer: Any, max_lr: float, steps: int, warm_up: float = 0.3) -> Any:
+    """torch's ``OneCycleLR`` over ``steps`` minibatch steps, ``warm_up`` of them rising to ``max_lr``. Where
+    ``warm_up`` x ``steps`` is exactly 1 (a tenth of 10 steps) torch's warm-up lasts 0 steps and its first step
+    divides by that zero; the warm-up is then a shade shorter: under one step, as torch makes it for fewer steps."""
+    share = warm_up * 0.999 if warm_up * steps == 1 else warm_up
+    return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=max_lr, total_steps=steps, pct_start=share)
 
 
 def rollout_target(steps: int, done: int, rollout: int) -> int:

@@ -61,6 +61,7 @@ from tabletop_rl.train.selfplay import (
     model_meta,
     network_act,
     numpy_net,
+    one_cycle,
     resume_checkpoint,
     summary_writer,
     warm_start,
@@ -735,7 +736,7 @@ def fit_to(net: torch.nn.ModuleDict, teacher: torch.nn.ModuleDict, part: str, bu
     fit, test = held_out_rows(buffer)
     data = buffer.data
     optimizer = torch.optim.Adam(net[part].parameters(), lr=1e-3)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1e-3, total_steps=steps)
+    schedule = one_cycle(torch, optimizer, 1e-3, steps)
 
     def loss(rows: np.ndarray, renamings: np.ndarray | None, less_own: bool = False) -> torch.Tensor:
         observations, masks = data.observations[rows], data.masks[rows]

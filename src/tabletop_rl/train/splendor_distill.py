@@ -54,6 +54,7 @@ from tabletop_rl.train.selfplay import (
     model_meta,
     network_act,
     numpy_net,
+    one_cycle,
     warm_start,
 )
 from tabletop_rl.train.splendor_az import Positions, losses, positions_from, state_rows, value_targets
@@ -270,8 +271,7 @@ def fit(net: torch.nn.ModuleDict, data: Positions, games: np.ndarray, args: Args
     train_rows, test_rows = np.flatnonzero(~held), np.flatnonzero(held)
     batches = max(len(train_rows) // args.batch_size, 1)
     optimizer = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=args.epochs * batches,
-                                                   pct_start=0.1)
+    schedule = one_cycle(torch, optimizer, args.lr, args.epochs * batches, warm_up=0.1)
     stats: dict[str, float] = {}
     for epoch in range(args.epochs):
         order = rng.permutation(train_rows)
