@@ -311,8 +311,7 @@ def renamed_policy(net: Net, observation: np.ndarray, legal: np.ndarray, renamin
     >>> renamed_policy(net, np.zeros(312, np.float32), np.arange(72) < 4, np.arange(120)).round(2)[:5].tolist()
     [0.25, 0.25, 0.25, 0.25, 0.0]
     """
-    players = next(n for n in range(2, R.MAX_PLAYERS + 1) if observation_size(n) == len(observation))
-    observation_from, action_from = colour_gathers(players)
+    observation_from, action_from = colour_gathers(len(observation))
     rows = np.asarray(renamings)
     renamed = _renamed_logits(np.asarray(observation, np.float32), observation_from[rows], net.policy_weights,
                               net.policy_biases)

@@ -236,10 +236,18 @@ def _renamed_action(action: int, perm: np.ndarray) -> int:
     return action
 
 
-@cache
-def colour_gathers(num_players: int) -> tuple[np.ndarray, np.ndarray]:
+def colour_gathers(size: int) -> tuple[np.ndarray, np.ndarray]:
     """Per renaming, the indices that gather a renamed observation (``[120, size]``) and a renamed action row
-    (``[120, 72]``) from the original."""
+    (``[120, 72]``) from the original, for observations of ``size`` values (any player count's); another size is
+    a one-line ``ValueError``."""
+    players = next((n for n in range(2, R.MAX_PLAYERS + 1) if observation_size(n) == size), None)
+    if players is None:
+        raise ValueError(f"observations of {size} values are not Splendor's (312, 368 or 424)")
+    return _colour_gathers(players)
+
+
+@cache
+def _colour_gathers(num_players: int) -> tuple[np.ndarray, np.ndarray]:
     size = observation_size(num_players)
     runs = np.array(_colour_runs(num_players))
     observations = np.tile(np.arange(size), (len(COLOUR_PERMUTATIONS), 1))
@@ -274,11 +282,7 @@ def permute_colours(observations: np.ndarray, masks: np.ndarray, policies: np.nd
     >>> COLOUR_PERMUTATIONS[24].tolist(), obs[0, :6].tolist(), int(policy.argmax())  # white, blue swapped: take2:blue
     ([1, 0, 2, 3, 4], [4.0, 2.0, 4.0, 4.0, 4.0, 5.0], 26)
     """
-    size = observations.shape[1]
-    players = next((n for n in range(2, R.MAX_PLAYERS + 1) if observation_size(n) == size), None)
-    if players is None:
-        raise ValueError(f"observations of {size} values are not Splendor's (312, 368 or 424)")
-    observation_from, action_from = colour_gathers(players)
+    observation_from, action_from = colour_gathers(observations.shape[1])
     rows = np.asarray(perms)
     return (np.take_along_axis(observations, observation_from[rows], axis=1),
             np.take_along_axis(masks, action_from[rows], axis=1),
