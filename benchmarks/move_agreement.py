@@ -46,9 +46,10 @@ def agreement(player_spec: str, judge_specs: list[str], games: int, seed: int) -
                     seconds[k] += time.perf_counter() - tick
             game.step(move)
     rows = []
+    shown = max(asked, 1)  # every Splendor game has a choice; the guard keeps an empty table readable anyway
     for spec, same, spent in zip(judge_specs, agreed, seconds):
         low, high = wilson_interval(float(same), asked)
-        rows.append([spec, f"{same / asked:.1%} [{low:.1%}, {high:.1%}]", f"{asked:,}", f"{1000 * spent / asked:.1f}"])
+        rows.append([spec, f"{same / shown:.1%} [{low:.1%}, {high:.1%}]", f"{asked:,}", f"{1000 * spent / shown:.1f}"])
     return rows
 
 
