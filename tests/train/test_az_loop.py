@@ -119,6 +119,7 @@ def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp
     out, final = trained
     resumed = train(tiny(tmp_path, iterations=3, resume=str(final)))
     assert load_checkpoint(resumed)["step"] == 3
+    assert load_checkpoint(resumed)["optimizer"]["state"]  # Adam's moments carried on
     assert {int(r.split(",")[0]) for r in (tmp_path / "eval.csv").read_text().splitlines()} == {3}
     with np.load(out / "replay.npz") as before, np.load(tmp_path / "replay.npz") as after:
         assert int(after["size"]) > int(before["size"])  # the old positions were loaded, the new ones added
@@ -129,6 +130,16 @@ def test_resume_continues_the_iteration_count_and_the_replay_buffer(trained, tmp
                                          "or start from its network with --init"):
         train(tiny(tmp_path / "again", resume=str(plain)))
     assert not (tmp_path / "again").exists()
+
+
+def test_a_resumed_run_trains_with_its_own_learning_rate_and_weight_decay(trained, tmp_path):
+    """Adam's moments carry on, its settings do not: the flags of the resumed run win over the checkpoint's."""
+    _, final = trained
+    saved = load_checkpoint(final)["optimizer"]["param_groups"]
+    assert [(g["lr"], g["weight_decay"]) for g in saved] == [(1e-4, 1e-4)]
+    resumed = load_checkpoint(train(tiny(tmp_path, iterations=3, resume=str(final), lr=3e-5, weight_decay=0.0)))
+    assert [(g["lr"], g["weight_decay"]) for g in resumed["optimizer"]["param_groups"]] == [(3e-5, 0.0)]
+    assert resumed["optimizer"]["state"]
 
 
 def _values(checkpoint, observations):

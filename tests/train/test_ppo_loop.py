@@ -96,6 +96,16 @@ def test_resume_continues_the_step_count_and_the_optimizer(trained, tmp_path):
     assert json.loads((tmp_path / "timing.json").read_text())["steps"] == 2048
 
 
+def test_a_resumed_run_trains_with_its_own_learning_rate(trained, tmp_path):
+    """Adam's moments carry on, its learning rate does not: the resumed run's --lr wins over the checkpoint's."""
+    out, _ = trained
+    start = out / "checkpoints" / "step_2048.pt"
+    assert [g["lr"] for g in load_checkpoint(start)["optimizer"]["param_groups"]] == [3e-4]
+    resumed = load_checkpoint(train(small(tmp_path, steps=4096, resume=str(start), lr=1e-5)))
+    assert [g["lr"] for g in resumed["optimizer"]["param_groups"]] == [1e-5]
+    assert resumed["optimizer"]["state"]
+
+
 def test_a_model_for_another_player_count_is_refused_in_one_line(trained, tmp_path):
     _, final = trained
     policy = make_policy(f"ppo:{final}", game="splendor", seed=0)

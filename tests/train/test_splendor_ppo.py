@@ -72,6 +72,19 @@ def test_resume_continues_the_step_count(trained, tmp_path):
     assert all(int(p.stem.split("_")[1]) > start for p in (tmp_path / "checkpoints").iterdir())
 
 
+def test_a_resumed_run_trains_with_its_own_settings(trained, tmp_path):
+    """The resumed run's flags win over the settings saved in the zip: its learning rate, entropy bonus, ..."""
+    _, final = trained
+    from sb3_contrib import MaskablePPO
+
+    before = MaskablePPO.load(final)
+    assert (before.learning_rate, before.ent_coef, before.gamma) == (3e-4, 0.01, 0.995)
+    resumed = MaskablePPO.load(train(small(tmp_path, steps=4096, resume=str(final), lr=1e-5, ent_coef=0.0,
+                                           gamma=0.9)))
+    assert (resumed.learning_rate, resumed.ent_coef, resumed.gamma) == (1e-5, 0.0, 0.9)
+    assert [g["lr"] for g in resumed.policy.optimizer.param_groups] == [1e-5]
+
+
 def test_a_model_for_another_observation_layout_is_refused(trained, tmp_path):
     _, final = trained
     stale = tmp_path / "stale.zip"

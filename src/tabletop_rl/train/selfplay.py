@@ -30,8 +30,9 @@ from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
 __all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "hold_threads", "knob", "model_meta", "network_act", "numpy_net", "one_cycle",
-           "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate", "warm_start"]
+           "evaluate", "hidden_layers", "hold_threads", "knob", "load_optimizer", "model_meta", "network_act",
+           "numpy_net", "one_cycle", "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate",
+           "warm_start"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -169,6 +170,15 @@ def resume_checkpoint(path: str, algo: str, players: int) -> dict[str, Any] | No
                          f"--algo {written_by}{hint}")
     check_meta(checkpoint["meta"], model_meta(players), path)
     return checkpoint
+
+
+def load_optimizer(optimizer: Any, state: Mapping[str, Any], **settings: float) -> None:
+    """Load a checkpoint's optimizer ``state`` (Adam's moments and step counts) under this run's ``settings``
+    (``lr=...``, ``weight_decay=...``): torch's ``load_state_dict`` also brings back the saved run's settings,
+    which would make a resumed run's ``--lr`` do nothing."""
+    optimizer.load_state_dict(state)
+    for group in optimizer.param_groups:
+        group.update(settings)
 
 
 def hold_threads(torch: Any, threads: int) -> int:

@@ -58,6 +58,7 @@ from tabletop_rl.train.selfplay import (
     hidden_layers,
     hold_threads,
     knob,
+    load_optimizer,
     model_meta,
     network_act,
     numpy_net,
@@ -467,7 +468,7 @@ def train(args: Args) -> Path:
     buffer = ReplayBuffer(args.buffer, obs_size)
     if checkpoint is not None:
         if checkpoint["optimizer"] and not reshaped:  # a reshaped network's Adam moments start afresh
-            optimizer.load_state_dict(checkpoint["optimizer"])
+            load_optimizer(optimizer, checkpoint["optimizer"], lr=args.lr, weight_decay=args.weight_decay)
         if "numpy" in checkpoint["rng"]:
             rng.bit_generator.state = checkpoint["rng"]["numpy"]
         if replay is not None:

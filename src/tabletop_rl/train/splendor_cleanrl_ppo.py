@@ -49,6 +49,7 @@ from tabletop_rl.train.selfplay import (
     hidden_layers,
     hold_threads,
     knob,
+    load_optimizer,
     model_meta,
     network_act,
     opponent_kinds,
@@ -167,7 +168,7 @@ def train(args: Args) -> Path:
     if checkpoint is not None:
         net.load_state_dict(checkpoint["model"])
         if checkpoint["optimizer"]:
-            optimizer.load_state_dict(checkpoint["optimizer"])
+            load_optimizer(optimizer, checkpoint["optimizer"], lr=args.lr)
         if "numpy" in checkpoint["rng"]:  # the resumed run draws on where the saved one stopped
             rng.bit_generator.state = checkpoint["rng"]["numpy"]
             generator.set_state(checkpoint["rng"]["generator"])

@@ -107,17 +107,17 @@ def train(cfg: TrainConfig) -> Path:
                             parallel=False)
     venv = env.to_sb3()
     venv.seed(cfg.seed)
+    # The run's settings; on resume they replace the ones saved in the zip, which SB3 would otherwise bring back.
+    settings: dict[str, Any] = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.epochs,
+                                    learning_rate=cfg.lr, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
+                                    ent_coef=cfg.ent_coef, clip_range=cfg.clip)
     if cfg.resume:
         check_meta(read_meta(cfg.resume), model_meta(cfg.players), cfg.resume)
-        model = MaskablePPO.load(cfg.resume, env=venv, device="cpu")
+        model = MaskablePPO.load(cfg.resume, env=venv, device="cpu", **settings)
     else:
         layers = hidden_layers(cfg.net)
-        model = MaskablePPO(
-            "MlpPolicy", venv, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.epochs,
-            learning_rate=cfg.lr, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
-            clip_range=cfg.clip, seed=cfg.seed, device="cpu", verbose=0,
-            policy_kwargs={"net_arch": {"pi": layers, "vf": layers}},
-        )
+        model = MaskablePPO("MlpPolicy", venv, seed=cfg.seed, device="cpu", verbose=0,
+                            policy_kwargs={"net_arch": {"pi": layers, "vf": layers}}, **settings)
     model.set_logger(configure(str(out / "logs"), ["csv", "tensorboard"]))
     pool.add(model.policy)
     pool.pick()
