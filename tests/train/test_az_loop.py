@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import shlex
+import shutil
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -140,6 +141,22 @@ def test_a_resumed_run_trains_with_its_own_learning_rate_and_weight_decay(traine
     resumed = load_checkpoint(train(tiny(tmp_path, iterations=3, resume=str(final), lr=3e-5, weight_decay=0.0)))
     assert [(g["lr"], g["weight_decay"]) for g in resumed["optimizer"]["param_groups"]] == [(3e-5, 0.0)]
     assert resumed["optimizer"]["state"]
+
+
+def test_a_run_trains_only_once_its_replay_buffer_holds_min_buffer_positions(trained, tmp_path):
+    """A run resumed without its replay buffer plays with the checkpoint's network until the buffer holds
+    --min-buffer positions, rather than fitting the first few games over and over."""
+    _, final = trained
+    lone = tmp_path / "lone" / "final.pt"  # no replay.npz beside it: the buffer starts empty
+    lone.parent.mkdir()
+    shutil.copy(final, lone)
+    before = load_checkpoint(final)
+    waited = load_checkpoint(train(tiny(tmp_path / "wait", iterations=3, resume=str(lone), min_buffer=100_000)))
+    assert all(torch.equal(before["model"][k], waited["model"][k]) for k in before["model"])
+    row = (tmp_path / "wait" / "curves.csv").read_text().splitlines()[-1].split(",")
+    assert row[0] == "3" and row[-2:] == ["nan", "nan"]  # no minibatch, no loss
+    trained_now = load_checkpoint(train(tiny(tmp_path / "go", iterations=3, resume=str(lone), min_buffer=1)))
+    assert not all(torch.equal(before["model"][k], trained_now["model"][k]) for k in before["model"])
 
 
 def _values(checkpoint, observations):
@@ -413,6 +430,8 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"root": "uct"}, "--root must be puct or gumbel"),
     ({"value_net": "8,x"}, "--value-net must be comma-separated positive layer sizes"),
     ({"refit_steps": 0}, "--refit-steps must be positive"),
+    ({"min_buffer": -1}, "--min-buffer must be >= 0"),
+    ({"min_buffer": 100_001}, "--min-buffer must be at most --buffer"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):

@@ -116,6 +116,9 @@ class Args:
     buffer: int = knob(100_000, "positions kept in the replay buffer (the newest)")
     batch_size: int = knob(256, "minibatch size")
     train_steps: int = knob(50, "minibatch steps per iteration")
+    min_buffer: int = knob(0, "positions the replay buffer holds before training starts: until then self-play "
+                              "goes on with the network as it is (a run resumed without its replay.npz, say; "
+                              "0: train from the first iteration)")
     lr: float = knob(1e-4, "learning rate (Adam)")
     weight_decay: float = knob(1e-4, "Adam's L2 weight decay")
     vf_coef: float = knob(1.0, "weight of the value loss")
@@ -156,6 +159,11 @@ def validate_args(args: Args) -> None:
                  "weight_decay", "vf_coef", "noise_alpha", "c"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if args.min_buffer < 0:
+        raise ValueError(f"--min-buffer must be >= 0, got {args.min_buffer}")
+    if args.min_buffer > args.buffer:
+        raise ValueError(f"--min-buffer must be at most --buffer ({args.buffer:,}), got {args.min_buffer:,}: "
+                         "the run would never train")
     if args.players not in (2, 3, 4):
         raise ValueError(f"--players must be 2, 3 or 4, got {args.players}")
     if not 0 < args.lr < 1 or args.max_grad_norm <= 0 or not 0 <= args.noise_fraction <= 1:
@@ -474,8 +482,10 @@ def train(args: Args) -> Path:
         if replay is not None:
             buffer.load(replay)
         elif args.progress:
+            waits = (f"training waits until it holds {args.min_buffer:,} positions" if args.min_buffer else
+                     "--min-buffer N makes training wait until it holds N positions")
             print(f"no replay.npz of iteration {iteration} beside {shown_path(args.resume)}: the replay buffer starts "
-                  "empty", file=sys.stderr)
+                  f"empty; {waits}", file=sys.stderr)
         if reshaped:
             difference = refit_value(net, checkpoint["model"], old_value, buffer, args, rng)
             if args.progress:
@@ -542,7 +552,9 @@ def train(args: Args) -> Path:
                 writer.add_scalar("selfplay/game_length", positions / games, iteration)
                 writer.add_scalar("time/selfplay_share", seconds["selfplay"] / elapsed, iteration)
             if bar is not None:
-                bar.update(iteration, f"{rate:,.0f} positions/s, loss {stats['loss/total']:.3f}")
+                learnt = f"loss {stats['loss/total']:.3f}" if buffer.size >= args.min_buffer else \
+                    f"filling the buffer, {buffer.size:,} of {args.min_buffer:,} positions"
+                bar.update(iteration, f"{rate:,.0f} positions/s, {learnt}")
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)  # on Ctrl-C: the hint need not wait for the games in play
@@ -593,11 +605,14 @@ class Curves:
 def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
           rng: np.random.Generator) -> dict[str, float]:
     """``--train-steps`` minibatch steps on the replay buffer (each position's colours renamed at random with
-    ``--augment colours``); the last minibatch's losses."""
+    ``--augment colours``); the last minibatch's losses. None while the buffer holds fewer than ``--min-buffer``
+    positions (the losses then NaN)."""
     import torch
 
     data = buffer.data
-    stats: dict[str, float] = {}
+    stats: dict[str, float] = {"buffer/positions": float(buffer.size)}
+    if buffer.size < args.min_buffer:  # still filling: no minibatch, hence no loss
+        return stats | dict.fromkeys(("loss/policy", "loss/value", "loss/total"), float("nan"))
     for _ in range(args.train_steps):
         idx = rng.integers(buffer.size, size=min(args.batch_size, buffer.size))
         observations, masks, policies = data.observations[idx], data.masks[idx], data.policies[idx]
@@ -611,8 +626,7 @@ def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: Re
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
         optimizer.step()
-        stats = {"loss/policy": policy_loss.item(), "loss/value": value_loss.item(), "loss/total": loss.item()}
-    stats["buffer/positions"] = float(buffer.size)
+        stats |= {"loss/policy": policy_loss.item(), "loss/value": value_loss.item(), "loss/total": loss.item()}
     return stats
 
 
