@@ -156,11 +156,9 @@ def validate_args(args: Args) -> None:
         if getattr(args, name) <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     for name in ("workers", "temperature_plies", "reanalyse", "eval_search_games", "eval_search_simulations",
-                 "weight_decay", "vf_coef", "noise_alpha", "c"):
+                 "weight_decay", "vf_coef", "noise_alpha", "c", "min_buffer"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
-    if args.min_buffer < 0:
-        raise ValueError(f"--min-buffer must be >= 0, got {args.min_buffer}")
     if args.min_buffer > args.buffer:
         raise ValueError(f"--min-buffer must be at most --buffer ({args.buffer:,}), got {args.min_buffer:,}: "
                          "the run would never train")
@@ -605,7 +603,7 @@ class Curves:
 def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, args: Args,
           rng: np.random.Generator) -> dict[str, float]:
     """``--train-steps`` minibatch steps on the replay buffer (each position's colours renamed at random with
-    ``--augment colours``); the last minibatch's losses. None while the buffer holds fewer than ``--min-buffer``
+    ``--augment colours``); the last minibatch's losses. No step while the buffer holds fewer than ``--min-buffer``
     positions (the losses then NaN)."""
     import torch
 
