@@ -86,6 +86,21 @@ def test_every_simulation_is_counted_once_at_the_root():
 
 
 @pytest.mark.parametrize("blend", [{}, {"mix": 0.5, "rollout_depth": 3}])
+def test_the_policy_network_scores_only_the_nodes_a_simulation_goes_on_through(blend):
+    # the value network scores a new leaf; its priors wait for a second simulation through it, which most
+    # leaves never get: so a node holds priors exactly when it is the root or was visited more than once
+    policy = PUCTPolicy(random_net(hidden=(16,), seed=2), simulations=300, seed=4, **blend)
+    for seed in (3, 8):
+        decide(policy, random_game(2, seed, plies=10))
+        _, visits, _, prior, node_value = (a[:policy.tree.used[0]] for a in policy.tree.arrays)
+        scored = node_value >= 0  # a finished game is scored by its result, never by the network
+        has_priors = prior[:, 0] >= 0
+        assert has_priors[0] and scored[0]
+        assert np.array_equal(has_priors[1:][scored[1:]], visits[1:][scored[1:]] >= 2)
+        assert 0 < has_priors.sum() < scored.sum() / 2
+
+
+@pytest.mark.parametrize("blend", [{}, {"mix": 0.5, "rollout_depth": 3}])
 def test_hidden_cards_do_not_change_the_decision(blend):
     rng = np.random.default_rng(11)
     swapped_any = 0

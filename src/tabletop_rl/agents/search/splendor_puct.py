@@ -4,8 +4,10 @@ Each simulation re-deals the cards the seat cannot see (``determinize_state``: t
 seats' blind reserves), so the search never reads them: two positions that differ only in hidden cards give
 the same search and the same move for the same seed. A simulation descends by PUCT (the network's prior over
 the moves legal in this deal, renormalised over them, and the mean value of each child), evaluates the first
-position not yet in the tree with the network, and backs the value up: each node keeps the value for the seat
-that moved into it. A finished game is scored by its result instead.
+position not yet in the tree with the value network, and backs the value up: each node keeps the value for the
+seat that moved into it. A finished game is scored by its result instead. A node's priors are computed the first
+time a simulation goes on through it, from that simulation's deal: most leaves are reached only once, and the
+policy network costs three times the value network.
 
 The network is a pair of plain MLPs (tanh hidden layers) over the seat's observation: policy logits for the
 72 moves and a value in [-1, 1] for the seat to move. It is given as ``Net``: arrays, evaluated inside numba,
@@ -153,16 +155,22 @@ def mlp_forward(x, weights, biases):
 
 
 @njit(cache=True)
-def _evaluate(state, cards, nobles, net, obs, weights_out):
-    """The network at ``state`` for the seat to move: ``weights_out[a]`` = exp(logit - max) for every move
-    (renormalised over the legal ones where they are used), and the value in [-1, 1] returned."""
+def _value(state, cards, nobles, net, obs):
+    """The value network at ``state`` for the seat to move, in [-1, 1]."""
+    encode_into(state, state[R.CURRENT], cards, nobles, obs)
+    value = mlp_forward(obs, net[2], net[3])[0]
+    return min(1.0, max(-1.0, value))
+
+
+@njit(cache=True)
+def _priors(state, cards, nobles, net, obs, weights_out):
+    """The policy network at ``state`` for the seat to move: ``weights_out[a]`` = exp(logit - max) for every
+    move (renormalised over the legal ones where they are used)."""
     encode_into(state, state[R.CURRENT], cards, nobles, obs)
     logits = mlp_forward(obs, net[0], net[1])
     top = logits.max()
     for a in range(R.NUM_ACTIONS):
         weights_out[a] = np.exp(logits[a] - top)
-    value = mlp_forward(obs, net[2], net[3])[0]
-    return min(1.0, max(-1.0, value))
 
 
 # --- the search -------------------------------------------------------------------------------------------
@@ -235,19 +243,23 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
             if state[R.STATUS] != R.PLAYING:
                 break
             mover = state[R.CURRENT]
-            if node_value[node] < 0:  # not evaluated yet: the network scores it; its priors serve every deal
-                leaf_value = _evaluate(state, cards, nobles, net, obs, prior[node])
+            if node_value[node] < 0:  # not evaluated yet: the value network scores it
+                leaf_value = _value(state, cards, nobles, net, obs)
                 leaf_mover, scored = mover, node
+                if node == 0:  # the root's priors are read after its first simulation (root noise, gumbel)
+                    _priors(state, cards, nobles, net, obs, prior[0])
                 break
             if node == 0 and root_action >= 0:
                 action = root_action
             else:
+                if prior[node, 0] < 0:  # first time through: its priors, from this deal, serve every later one
+                    _priors(state, cards, nobles, net, obs, prior[node])
                 R.legal_mask(state, cards, nobles, mask)
                 action = _select(tree, node, mask, c)
             child = children[node, action]
             if child < 0:
                 if used[0] == capacity:  # full: score this position without growing the tree
-                    leaf_value = _evaluate(state, cards, nobles, net, obs, prior[capacity])
+                    leaf_value = _value(state, cards, nobles, net, obs)
                     leaf_mover = mover
                     break
                 child = used[0]
@@ -256,6 +268,7 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
                 visits[child] = 0
                 value[child] = 0.0
                 node_value[child] = -1.0
+                prior[child, 0] = -1.0  # no priors yet
                 children[node, action] = child
             R.apply_action(state, action, cards, nobles)
             path[length] = child
@@ -275,14 +288,14 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
 
 class _Tree:
     """The search tree in flat arrays: children[node, move] (-1: none), visits, value sums (for the seat
-    that moved into the node), prior weights[node, move] and the network's value at the node (for its
-    mover, in [0, 1]; -1 until the network has scored it). One spare prior row past the end serves a full
-    tree."""
+    that moved into the node), prior weights[node, move] (``prior[node, 0]`` -1 until a simulation has gone
+    through the node) and the network's value at the node (for its mover, in [0, 1]; -1 until the network has
+    scored it)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.arrays = (np.full((capacity, R.NUM_ACTIONS), -1, np.int32), np.zeros(capacity, np.int64),
-                       np.zeros(capacity), np.zeros((capacity + 1, R.NUM_ACTIONS)), np.zeros(capacity))
+                       np.zeros(capacity), np.zeros((capacity, R.NUM_ACTIONS)), np.zeros(capacity))
         self.used = np.zeros(1, np.int64)
         self.path = np.zeros(capacity, np.int64)
         self.movers = np.zeros(capacity, np.int64)
