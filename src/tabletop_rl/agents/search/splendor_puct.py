@@ -163,10 +163,9 @@ def _value(state, cards, nobles, net, obs):
 
 
 @njit(cache=True)
-def _priors(state, cards, nobles, net, obs, weights_out):
-    """The policy network at ``state`` for the seat to move: ``weights_out[a]`` = exp(logit - max) for every
+def _priors(obs, net, weights_out):
+    """The policy network at the encoded observation ``obs``: ``weights_out[a]`` = exp(logit - max) for every
     move (renormalised over the legal ones where they are used)."""
-    encode_into(state, state[R.CURRENT], cards, nobles, obs)
     logits = mlp_forward(obs, net[0], net[1])
     top = logits.max()
     for a in range(R.NUM_ACTIONS):
@@ -247,13 +246,14 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
                 leaf_value = _value(state, cards, nobles, net, obs)
                 leaf_mover, scored = mover, node
                 if node == 0:  # the root's priors are read after its first simulation (root noise, gumbel)
-                    _priors(state, cards, nobles, net, obs, prior[0])
+                    _priors(obs, net, prior[0])  # obs holds the root, encoded for its value
                 break
             if node == 0 and root_action >= 0:
                 action = root_action
             else:
                 if prior[node, 0] < 0:  # first time through: its priors, from this deal, serve every later one
-                    _priors(state, cards, nobles, net, obs, prior[node])
+                    encode_into(state, mover, cards, nobles, obs)
+                    _priors(obs, net, prior[node])
                 R.legal_mask(state, cards, nobles, mask)
                 action = _select(tree, node, mask, c)
             child = children[node, action]
