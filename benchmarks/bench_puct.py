@@ -12,8 +12,9 @@ positions (the observations of greedy self-play games):
 - ``torch, batch of B``: the same two MLPs in torch (one thread) over B positions at a time, as a search
   that gathered B leaves before evaluating them (virtual loss) would call it.
 
-Table 2, the search itself from those positions: milliseconds per move, simulations per second, tree nodes
-per second (every simulation but the ones that end in a finished game adds a node).
+Table 2, the search itself from those positions: milliseconds per move, the simulations run a move (fewer than
+the budget where the search stops early), simulations per second, tree nodes per second (every simulation but
+the ones that end in a finished game adds a node).
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def torch_rate(net, observations: np.ndarray, batch: int, seconds: float) -> flo
     return done / (time.perf_counter() - start)
 
 
-def search_rates(spec: str, games: list[SplendorGame], simulations: int) -> tuple[float, float, float]:
-    """ms per move, simulations/s and nodes/s of ``spec`` at ``simulations`` from each position."""
+def search_rates(spec: str, games: list[SplendorGame], simulations: int) -> tuple[float, float, float, float]:
+    """ms per move, simulations run per move, simulations/s and nodes/s of ``spec`` at ``simulations`` from each
+    position."""
     policy = make_policy(f"{spec},simulations={simulations}", game="splendor", seed=0)
     first = games[0]
     policy.act(None, first.legal_mask(), {"game": first, "player": first.current_player})  # compile outside
@@ -96,7 +98,7 @@ def search_rates(spec: str, games: list[SplendorGame], simulations: int) -> tupl
         policy.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
         sims += policy.simulations_run
     seconds = time.perf_counter() - start
-    return 1000 * seconds / len(games), sims / seconds, (policy.stats.nodes - nodes_before) / seconds
+    return 1000 * seconds / len(games), sims / len(games), sims / seconds, (policy.stats.nodes - nodes_before) / seconds
 
 
 def main() -> None:
@@ -126,9 +128,9 @@ def main() -> None:
     if args.options:
         spec += "," + args.options
     for simulations in (int(s) for s in args.simulations.split(",")):
-        ms, sims, nodes = search_rates(spec, searched, simulations)
-        rows.append((f"{spec},simulations={simulations}", f"{ms:.1f}", f"{sims:,.0f}", f"{nodes:,.0f}"))
-    print_markdown(("search", "ms/move", "simulations/s", "nodes/s"), rows)
+        ms, run, sims, nodes = search_rates(spec, searched, simulations)
+        rows.append((f"{spec},simulations={simulations}", f"{ms:.1f}", f"{run:,.0f}", f"{sims:,.0f}", f"{nodes:,.0f}"))
+    print_markdown(("search", "ms/move", "simulations run a move", "simulations/s", "nodes/s"), rows)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
 def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 700,
                     budget_ms: float | None = None, c: float = 0.4, mix: float = 0.5,
                     rollout_depth: int = 4, root: str = "puct", considered: int = 16,
-                    renamings: int = 1) -> PUCTPolicy:
+                    renamings: int = 1, stop_early: bool = True) -> PUCTPolicy:
     """The ``az:PATH`` policy: PUCT search guided by a saved policy-and-value network, a ``.pt`` checkpoint of
     ``tabletop train splendor``, a MaskablePPO zip or either exported as arrays (``az:default``: the shipped
     network of ``--algo az``, as arrays)."""
@@ -80,7 +80,8 @@ def _load_az_policy(name: str, seed: int | None = None, path: str = "default", s
     check_meta(meta, {"game": "splendor", "observation_version": OBSERVATION_VERSION,
                       "observation_size": observation_size(int(meta.get("num_players", 2)))}, resolved)
     return PUCTPolicy(net_from_state_dict(state), name, seed, simulations, budget_ms, c, mix=mix,
-                      rollout_depth=rollout_depth, root=root, considered=considered, renamings=renamings)
+                      rollout_depth=rollout_depth, root=root, considered=considered, renamings=renamings,
+                      stop_early=stop_early)
 
 
 register_policy("splendor", "greedy", GreedyPolicy,
@@ -105,5 +106,6 @@ register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "defau
 register_policy("splendor", "az", _load_az_policy,
                 (Option("path", str, "default"), Option("simulations", int, 700), Option("budget_ms", float, None),
                  Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4),
-                 Option("root", str, "puct"), Option("considered", int, 16), Option("renamings", int, 1)),
+                 Option("root", str, "puct"), Option("considered", int, 16), Option("renamings", int, 1),
+                 Option("stop_early", bool, True)),
                 positional="path", check=_az_problem)

@@ -415,3 +415,30 @@ def _searched(policy: PUCTPolicy, g: SplendorGame) -> np.ndarray:
 def test_bad_root_settings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
         PUCTPolicy(random_net(hidden=(8,)), **{"simulations": 16, **changes})
+
+
+def test_stopping_early_plays_the_full_searchs_moves_in_fewer_simulations():
+    full = make_policy("az:default,simulations=120,stop_early=false", game="splendor", seed=4)
+    early = make_policy("az:default,simulations=120", game="splendor", seed=4)
+    g = SplendorGame(2, seed=6)
+    ran, stopped = [], 0
+    while not g.is_over and g.ply < 40:
+        action = decide(full, g)
+        assert decide(early, g) == action, g.ply  # the same seed: the same simulations up to the stop
+        ran.append((full.simulations_run, early.simulations_run))
+        stopped += early.simulations_run < full.simulations_run
+        g.step(action)
+    assert all(f == 120 and e <= 120 for f, e in ran) and stopped >= len(ran) // 2
+
+
+def test_stopping_early_settles_a_lone_legal_move_without_searching():
+    g, rng = SplendorGame(2, seed=1), np.random.default_rng(1)
+    while g.legal_mask().sum() > 1:
+        g.step(int(rng.choice(np.flatnonzero(g.legal_mask()))))
+    early = make_policy("az:default,simulations=50", game="splendor", seed=0)
+    assert decide(early, g) == int(np.argmax(g.legal_mask())) and early.simulations_run == 0
+
+
+def test_stopping_early_is_refused_where_the_move_is_drawn_from_the_visits():
+    with pytest.raises(ValueError, match="stop_early plays the most visited move: it needs temperature 0"):
+        PUCTPolicy(random_net(hidden=(8,), seed=0), simulations=10, temperature=1.0, stop_early=True)

@@ -226,14 +226,18 @@ def _blend_heuristic(state, mix, turns, cards, nobles, weights, work, rng):
 
 @njit(cache=True)
 def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, work, path, movers, rng, mix, turns,
-              weights, root_action):
-    """``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use), each entering the root
-    by ``root_action`` when it is >= 0 (a legal move; sequential halving chooses it). With ``mix > 0`` a leaf's
-    value is blended with the heuristic's after ``turns`` greedy turns (``_blend_heuristic``)."""
+              weights, root_action, stop_early):
+    """Up to ``simulations`` PUCT simulations from ``root`` (node 0; ``used[0]`` nodes in use), each entering the
+    root by ``root_action`` when it is >= 0 (a legal move; sequential halving chooses it). With ``mix > 0`` a leaf's
+    value is blended with the heuristic's after ``turns`` greedy turns (``_blend_heuristic``). With ``stop_early``
+    the search ends once the simulations left cannot change the most visited root move (``_settled``). Returns
+    the number of simulations run."""
     children, visits, value, prior, node_value = tree
     state, mask, obs, seat_values = work[0], work[1], work[2], work[3]
     capacity = children.shape[0]
-    for _ in range(simulations):
+    for done in range(simulations):
+        if stop_early and _settled(children, visits, simulations - done):
+            return done
         copy_into(state, root)
         R.determinize_state(state, searcher, _next(rng))
         node, length, scored = 0, 0, -1
@@ -284,6 +288,22 @@ def _simulate(tree, used, root, searcher, simulations, c, cards, nobles, net, wo
         for i in range(length):
             visits[path[i]] += 1
             value[path[i]] += seat_values[movers[i]]
+    return simulations
+
+
+@njit(cache=True)
+def _settled(children, visits, remaining):
+    """True when the most visited root move leads every other by more than ``remaining`` visits: however the
+    remaining simulations go, it stays the most visited, so they cannot change the move played."""
+    first, second = 0, 0
+    for a in range(R.NUM_ACTIONS):
+        ch = children[0, a]
+        n = visits[ch] if ch >= 0 else 0
+        if n > first:
+            first, second = n, first
+        elif n > second:
+            second = n
+    return first - second > remaining
 
 
 class _Tree:
@@ -356,7 +376,9 @@ class PUCTPolicy(BasePolicy):
     exploration constant; ``simulations=0`` plays the network alone (its most probable legal move, no search),
     with ``renamings > 1`` the most probable move of its policy averaged over that many colour renamings
     (``renamed_policy``).
-    ``net`` is a ``Net`` whose input size matches the game's player count.
+    ``net`` is a ``Net`` whose input size matches the game's player count. With ``stop_early`` a search of
+    ``simulations`` ends as soon as the most visited root move leads the next by more than the simulations left
+    (so they could not change it), and a lone legal move is played unsearched: the same move in less time.
 
     Self-play's knobs (all off by default): ``noise_alpha > 0`` mixes Dirichlet(alpha) noise into the root's
     priors over the legal moves, with weight ``noise_fraction``, so the search tries moves the network rules
@@ -375,7 +397,7 @@ class PUCTPolicy(BasePolicy):
                  budget_ms: float | None = None, c: float = 1.5, noise_alpha: float = 0.0,
                  noise_fraction: float = 0.25, temperature: float = 0.0, mix: float = 0.0,
                  rollout_depth: int = 0, root: str = "puct", considered: int = 16, gumbel_noise: bool = False,
-                 renamings: int = 1) -> None:
+                 renamings: int = 1, stop_early: bool = False) -> None:
         super().__init__(name, seed)
         _check(root in ("puct", "gumbel"), f"{name} root must be puct or gumbel, got {root!r}")
         _check(root == "puct" or considered >= 2, f"{name} considered must be at least 2, got {considered}")
@@ -399,7 +421,10 @@ class PUCTPolicy(BasePolicy):
         _check(renamings == 1 or (simulations == 0 and budget_ms is None), f"{name} renamings average the network "
                f"alone's policy: they need simulations=0 and no budget_ms, got simulations={simulations}, "
                f"budget_ms={budget_ms}")
+        _check(not stop_early or temperature == 0, f"{name} stop_early plays the most visited move: it needs "
+               f"temperature 0, got {temperature}")
         self.mix, self.rollout_depth = mix, rollout_depth
+        self.stop_early = stop_early
         # which colour renamings the network alone averages over: the identity first, the rest spread evenly
         self.renamings = np.unique(np.round(np.linspace(0, len(COLOUR_PERMUTATIONS) - 1, renamings)).astype(np.int64))
         self.root, self.considered, self.gumbel_noise = root, considered, gumbel_noise
@@ -415,14 +440,15 @@ class PUCTPolicy(BasePolicy):
                       np.zeros(R.STATE_SIZE, R.STATE_DTYPE), np.zeros(R.MAX_PLAYERS))
         self.simulations_run = 0
 
-    def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray, root_action: int = -1) -> None:
+    def _run(self, root: np.ndarray, seat: int, simulations: int, rng: np.ndarray, root_action: int = -1,
+             stop_early: bool = False) -> None:
         simulations = min(simulations, self.tree.capacity - int(self.tree.used[0]))
         if simulations <= 0:
             return
-        _simulate(self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
-                  self._net_arrays, self._work, self.tree.path, self.tree.movers, rng, self.mix, self.rollout_depth,
-                  DEFAULT_GREEDY_WEIGHTS, root_action)
-        self.simulations_run += simulations
+        self.simulations_run += _simulate(
+            self.tree.arrays, self.tree.used, root, seat, simulations, self.c, self.cards, self.nobles,
+            self._net_arrays, self._work, self.tree.path, self.tree.movers, rng, self.mix, self.rollout_depth,
+            DEFAULT_GREEDY_WEIGHTS, root_action, stop_early)
 
     def decide(self, observation: Any, mask: np.ndarray, info: Mapping[str, Any]) -> int:
         game, seat = game_and_seat(info, self.name)
@@ -443,11 +469,13 @@ class PUCTPolicy(BasePolicy):
             self.add_nodes(int(self.tree.used[0]))
             return action
         deadline = None if self.budget_ms is None else time.perf_counter() + self.budget_ms / 1000
+        if self.stop_early and deadline is None and np.count_nonzero(mask) == 1:
+            return int(np.argmax(mask))  # settled before any simulation
         if self.noise_alpha > 0 and self.noise_fraction > 0:
             self._run(root, seat, 1, rng)  # the first simulation scores the root: its priors exist from here on
             self._add_root_noise(mask)
         if deadline is None:
-            self._run(root, seat, self.simulations - self.simulations_run, rng)
+            self._run(root, seat, self.simulations - self.simulations_run, rng, stop_early=self.stop_early)
         else:
             while time.perf_counter() < deadline and self.tree.used[0] < self.tree.capacity:
                 self._run(root, seat, _CHUNK, rng)
