@@ -68,7 +68,7 @@ def _load_ppo_policy(name: str = "ppo:default", seed: int | None = None, path: s
     return PPOPolicy(name, seed, resolved, expected)
 
 
-def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 700,
+def _load_az_policy(name: str, seed: int | None = None, path: str = "default", simulations: int = 1400,
                     budget_ms: float | None = None, c: float = 0.4, mix: float = 0.5,
                     rollout_depth: int = 4, root: str = "puct", considered: int = 16,
                     renamings: int = 1, stop_early: bool = True) -> PUCTPolicy:
@@ -104,7 +104,7 @@ register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "defau
 # mixed with greedy's after rollout_depth greedy turns (mix=0: the network's alone); docs/agents.md has why.
 # root=gumbel chooses the root move by sequential halving over the `considered` most probable moves.
 register_policy("splendor", "az", _load_az_policy,
-                (Option("path", str, "default"), Option("simulations", int, 700), Option("budget_ms", float, None),
+                (Option("path", str, "default"), Option("simulations", int, 1400), Option("budget_ms", float, None),
                  Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4),
                  Option("root", str, "puct"), Option("considered", int, 16), Option("renamings", int, 1),
                  Option("stop_early", bool, True)),

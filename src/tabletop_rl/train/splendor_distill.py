@@ -142,8 +142,14 @@ _TEACHERS: dict[str, Policy] = {}  # one teacher per spec and process: a network
 
 
 def _teacher(spec: str) -> Policy:
+    """The teacher ``spec`` names, built once a process. A PUCT search spends its whole budget unless the spec
+    asks for ``stop_early=true``: its visits are the target, and a search stopped once its move was settled
+    would teach a flatter distribution than its budget gives."""
     if spec not in _TEACHERS:
-        _TEACHERS[spec] = make_policy(spec, "splendor")
+        teacher = make_policy(spec, "splendor")
+        if isinstance(teacher, PUCTPolicy) and "stop_early" not in parse_spec(spec, "splendor").given:
+            teacher.stop_early = False
+        _TEACHERS[spec] = teacher
     return _TEACHERS[spec]
 
 
