@@ -102,7 +102,8 @@ register_policy("splendor", "ppo", _load_ppo_policy, (Option("path", str, "defau
 # PUCT over the seat's information set with a saved network's priors and values (simulations=0: the network
 # alone); az:default searches with the shipped network trained by search-guided self-play. A leaf's value is
 # mixed with greedy's after rollout_depth greedy turns (mix=0: the network's alone); docs/agents.md has why.
-# root=gumbel chooses the root move by sequential halving over the `considered` most probable moves.
+# root=gumbel chooses the root move by sequential halving over the `considered` most probable moves; stop_early
+# ends a search of `simulations` once the simulations left could not change its move (the same move, sooner).
 register_policy("splendor", "az", _load_az_policy,
                 (Option("path", str, "default"), Option("simulations", int, 1400), Option("budget_ms", float, None),
                  Option("c", float, 0.4), Option("mix", float, 0.5), Option("rollout_depth", int, 4),
