@@ -207,7 +207,7 @@ def test_the_command_trains_by_distillation(tmp_path, monkeypatch, capsys):
     ({"players": 5}, "--players must be 2, 3 or 4"),
     ({"teacher": "nobody"}, "nobody"),
     ({"init": "nowhere.pt"}, "--init: no model"),
-    ({"init": "az", "players": 3}, "--init az is az:default's network, for 2 players"),
+    ({"init": "az", "players": 3}, "--init az is a 2-player network; with --players 3 start from --init none"),
     ({"net": "a,b"}, "--net must be"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):

@@ -142,9 +142,36 @@ def test_foreign_files_and_the_wrong_trainer_are_refused_in_one_line(trained, tm
     checkpoint = load_checkpoint(final)  # a checkpoint of --algo az: its step counts iterations, not env steps
     az = tmp_path / "az.pt"
     save_checkpoint(az, checkpoint["model"], {**checkpoint["meta"], "algo": "az"}, step=7)
-    with pytest.raises(ValueError, match="az.pt' is a checkpoint of --algo az; resume it with --algo az") as error:
+    with pytest.raises(ValueError, match="az.pt' is a checkpoint of --algo az; resume it with --algo az, or start "
+                                         "from its network with --init") as error:
         train(small(tmp_path / "run", resume=str(az)))
     assert "\n" not in str(error.value) and not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_a_run_from_init_starts_from_that_network_with_a_fresh_optimizer(trained, tmp_path):
+    """--init takes another trainer's network (here an --algo az checkpoint): its weights and shapes, step 0."""
+    _, final = trained
+    checkpoint = load_checkpoint(final)
+    az = tmp_path / "az.pt"
+    save_checkpoint(az, checkpoint["model"], {**checkpoint["meta"], "algo": "az"}, step=7)
+    started = load_checkpoint(train(small(tmp_path / "run", steps=256, init=str(az), lr=1e-12, net="8")))
+    assert started["step"] == 256 and started["meta"]["net"] == [32, 32]  # the network's shape, not --net's
+    assert started["optimizer"]["state"] and all(s["step"] == 4 for s in started["optimizer"]["state"].values())
+    for name, weights in checkpoint["model"].items():  # a learning rate of 1e-12 leaves its weights in place
+        assert torch.allclose(started["model"][name], weights, atol=1e-6), name
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"init": "nowhere.pt"}, "--init: no model at 'nowhere.pt'"),
+    ({"init": "az", "players": 3}, "--init az is a 2-player network; with --players 3 start from --init none"),
+    ({"init": "default", "resume": "x.pt"}, "--resume continues a run and --init starts one from a network"),
+])
+def test_bad_init_settings_are_one_line_errors(tmp_path, changes, message):
+    if "resume" in changes:
+        save_checkpoint(tmp_path / "x.pt", {}, {}, step=0)
+        changes = {**changes, "resume": str(tmp_path / "x.pt")}
+    with pytest.raises(ValueError, match=message):
+        validate_args(small(tmp_path, **changes))
 
 
 def test_the_command_trains_with_the_loop_by_default_and_names_sb3(tmp_path, monkeypatch, capsys):

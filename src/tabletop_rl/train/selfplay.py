@@ -23,16 +23,17 @@ import numpy as np
 from tabletop_rl.agents import make_policy, parse_spec, split_specs
 from tabletop_rl.agents.ppo import check_meta, load_checkpoint, masked_logits, network_state
 from tabletop_rl.agents.search.splendor_puct import Net, net_from_state_dict
+from tabletop_rl.agents.splendor import default_az_model_path, default_ppo_model_path
 from tabletop_rl.core.progress import Progress
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorVectorEnv
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
-__all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args", "eval_specs",
-           "evaluate", "hidden_layers", "hold_threads", "knob", "load_optimizer", "model_meta", "network_act",
-           "numpy_net", "one_cycle", "opponent_kinds", "parse_mix", "rollout_target", "summary_writer", "validate",
-           "warm_start"]
+__all__ = ["SHIPPED_INITS", "EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args",
+           "eval_specs", "evaluate", "hidden_layers", "hold_threads", "init_model", "knob", "load_optimizer",
+           "model_meta", "network_act", "numpy_net", "one_cycle", "opponent_kinds", "parse_mix", "rollout_target",
+           "summary_writer", "validate", "warm_start"]
 
 
 def knob(default: Any, help: str) -> Any:
@@ -165,9 +166,8 @@ def resume_checkpoint(path: str, algo: str, players: int) -> dict[str, Any] | No
     checkpoint = load_checkpoint(path)
     written_by = checkpoint["meta"].get("algo", "ppo")
     if written_by != algo:
-        hint = ", or start from its network with --init" if algo == "az" else ""
         raise ValueError(f"--resume: {path!r} is a checkpoint of --algo {written_by}; resume it with "
-                         f"--algo {written_by}{hint}")
+                         f"--algo {written_by}, or start from its network with --init")
     check_meta(checkpoint["meta"], model_meta(players), path)
     return checkpoint
 
@@ -315,6 +315,32 @@ def network_act(pi: Any) -> Act:
 def numpy_net(net: Any) -> Net:
     """A torch network of ``build_network`` as the search's numpy ``Net`` (a copy: training on does not move it)."""
     return net_from_state_dict({k: v.detach().numpy().copy() for k, v in net.state_dict().items()})
+
+
+#: ``--init`` values that name a shipped 2-player network instead of a file (``none`` starts a fresh network).
+SHIPPED_INITS: dict[str, Callable[[], Path]] = {"default": default_ppo_model_path, "az": default_az_model_path}
+
+
+def init_model(init: str, players: int) -> Path | None:
+    """The model ``--init`` names: None for ``none`` (a fresh network), ppo:default's network for ``default``,
+    az:default's for ``az``, else the file given; refused in one line when it names nothing it can load.
+
+    >>> init_model("none", 2) is None, init_model("az", 2).name
+    (True, 'az_splendor_2p.pt')
+    >>> init_model("default", 3)
+    Traceback (most recent call last):
+    ValueError: --init default is a 2-player network; with --players 3 start from --init none or a model of ...
+    """
+    if init in ("", "none"):
+        return None
+    if init in SHIPPED_INITS:
+        if players != 2:
+            raise ValueError(f"--init {init} is a 2-player network; with --players {players} start from --init none "
+                             "or a model of that player count")
+        return SHIPPED_INITS[init]()
+    if not Path(init).is_file():
+        raise ValueError(f"--init: no model at {init!r}")
+    return Path(init)
 
 
 def warm_start(path: Path, players: int) -> tuple[list[int], list[int], dict[str, Any]]:

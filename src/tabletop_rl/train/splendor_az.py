@@ -44,7 +44,6 @@ from tabletop_rl.agents.ppo import (
     save_checkpoint,
 )
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
-from tabletop_rl.agents.splendor import default_ppo_model_path
 from tabletop_rl.core.files import replace_file, shown_path
 from tabletop_rl.core.game import SeatView
 from tabletop_rl.core.progress import Progress, ignore_interrupt
@@ -57,6 +56,7 @@ from tabletop_rl.train.selfplay import (
     eval_specs,
     hidden_layers,
     hold_threads,
+    init_model,
     knob,
     load_optimizer,
     model_meta,
@@ -74,10 +74,6 @@ if TYPE_CHECKING:
 __all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fit_to", "fresh_metrics", "game_seeds",
            "held_out_rows", "kept_states", "learn", "losses", "play_game", "positions_from", "reanalyse", "refit_value",
            "search_again", "state_rows", "train", "validate_args", "value_targets"]
-
-
-#: ``--init`` values that name no file: ppo:default's network, and a fresh network.
-_NAMED_INITS = ("default", "none", "")
 
 
 # --- the knobs ------------------------------------------------------------------------------------
@@ -131,7 +127,8 @@ class Args:
                               "value network on the replay buffer, another than --init's starts fresh")
     refit_steps: int = knob(10_000, "minibatch steps that fit a value network of another shape to --resume's")
     init: str = knob("default", "network to start from: default (ppo:default's network for 2 players, a fresh one "
-                                "for 3-4), a .pt checkpoint or MaskablePPO .zip, or none: a fresh --net network")
+                                "for 3-4), az (az:default's), a .pt checkpoint or MaskablePPO .zip, or none: a "
+                                "fresh --net network")
     eval_every: int = knob(5, "iterations between evaluations")
     eval_games: int = knob(200, "games per evaluation opponent of the network alone")
     eval_opponents: str = knob("random,greedy", "comma-separated policy specs the network alone is evaluated against")
@@ -185,9 +182,9 @@ def validate_args(args: Args) -> None:
         hidden_layers(args.value_net, "--value-net")
     for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent]:
         parse_spec(spec, "splendor")  # a bad spec fails now, not at the first evaluation
-    for flag, path in (("--resume", args.resume), ("--init", "" if args.init in _NAMED_INITS else args.init)):
-        if path and not Path(path).is_file():
-            raise ValueError(f"{flag}: no model at {path!r}")
+    if args.resume and not Path(args.resume).is_file():
+        raise ValueError(f"--resume: no model at {args.resume!r}")
+    _init_model(args)
 
 
 # --- self-play ------------------------------------------------------------------------------------
@@ -443,9 +440,8 @@ def train(args: Args) -> Path:
     if checkpoint is not None:
         (hidden, value_hidden), iteration = network_widths(checkpoint["meta"]), int(checkpoint["step"])
         start_state, replay = checkpoint["model"], _replay_file(Path(args.resume), iteration)
-    elif args.init not in ("", "none") and not (args.init == "default" and args.players != 2):
-        path = default_ppo_model_path() if args.init == "default" else Path(args.init)
-        hidden, value_hidden, start_state = warm_start(path, args.players)
+    elif (model := _init_model(args)) is not None:
+        hidden, value_hidden, start_state = warm_start(model, args.players)
     old_value = value_hidden
     if args.value_net:
         value_hidden = hidden_layers(args.value_net, "--value-net")
@@ -705,6 +701,11 @@ def _search_match(net: Net, args: Args) -> dict[str, float]:
     low, high = wilson_interval(wins + draws / 2, args.eval_search_games)
     return {"win_rate": (wins + draws / 2) / args.eval_search_games, "low": low, "high": high, "wins": wins,
             "draws": draws}
+
+
+def _init_model(args: Args) -> Path | None:
+    """The model ``--init`` names (``init_model``), where ``default`` for 3-4 players starts a fresh network."""
+    return None if args.init == "default" and args.players != 2 else init_model(args.init, args.players)
 
 
 def _replay_file(resume: Path, iteration: int) -> Path | None:

@@ -48,6 +48,7 @@ from tabletop_rl.train.selfplay import (
     TrainConfig,
     hidden_layers,
     hold_threads,
+    init_model,
     knob,
     load_optimizer,
     model_meta,
@@ -58,6 +59,7 @@ from tabletop_rl.train.selfplay import (
     rollout_target,
     summary_writer,
     validate,
+    warm_start,
 )
 
 if TYPE_CHECKING:
@@ -76,6 +78,9 @@ class Args(TrainConfig):
 
     resume: str = knob("", "a .pt checkpoint of this trainer to continue from: its network, optimizer and step "
                            "count carry on (--net is taken from it); a MaskablePPO .zip resumes with --algo sb3")
+    init: str = knob("none", "network to start from, its weights and shapes with a fresh optimizer: none (a fresh "
+                             "--net network), default (ppo:default's network), az (az:default's), or a .pt "
+                             "checkpoint of any trainer or a MaskablePPO .zip")
     vf_coef: float = knob(0.5, "weight of the value loss")
     max_grad_norm: float = knob(0.5, "clip the gradient's global norm to this")
     norm_adv: bool = knob(True, "normalise the advantages of each minibatch")
@@ -93,6 +98,8 @@ def validate_args(args: Args) -> None:
     if args.resume and not is_checkpoint(Path(args.resume)):
         raise ValueError(f"--resume: {args.resume!r} is not a .pt checkpoint of this trainer "
                          "(a MaskablePPO .zip resumes with --algo sb3)")
+    if init_model(args.init, args.players) is not None and args.resume:
+        raise ValueError("--resume continues a run and --init starts one from a network: give one of them")
 
 
 # --- the masked categorical -----------------------------------------------------------------------
@@ -154,19 +161,22 @@ def train(args: Args) -> Path:
     torch.manual_seed(args.seed)  # the network's initialisation
     mix = parse_mix(args.mix)
 
-    # The network (policy and value MLPs) and its optimizer, fresh or from a checkpoint.
+    # The network (policy and value MLPs) and its optimizer: fresh, from a checkpoint, or from a saved network.
     hidden = value_hidden = hidden_layers(args.net)
-    step = 0
+    step, start_state = 0, None
     if checkpoint is not None:
         hidden, value_hidden = network_widths(checkpoint["meta"])
-        step = int(checkpoint["step"])
+        step, start_state = int(checkpoint["step"]), checkpoint["model"]
+    elif (model := init_model(args.init, args.players)) is not None:
+        hidden, value_hidden, start_state = warm_start(model, args.players)
     meta = {**model_meta(args.players), "net": hidden, "value_net": value_hidden, "num_actions": NUM_ACTIONS}
     obs_size = int(meta["observation_size"])
     net = build_network(obs_size, hidden, NUM_ACTIONS, value_hidden)
     pi, vf = net["pi"], net["vf"]
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)  # SB3's PPO uses eps 1e-5 as well
+    if start_state is not None:
+        net.load_state_dict(start_state)
     if checkpoint is not None:
-        net.load_state_dict(checkpoint["model"])
         if checkpoint["optimizer"]:
             load_optimizer(optimizer, checkpoint["optimizer"], lr=args.lr)
         if "numpy" in checkpoint["rng"]:  # the resumed run draws on where the saved one stopped

@@ -39,7 +39,6 @@ import numpy as np
 from tabletop_rl.agents import make_policy, parse_spec
 from tabletop_rl.agents.ppo import build_network, masked_logits, save_checkpoint
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
-from tabletop_rl.agents.splendor import default_az_model_path
 from tabletop_rl.core.files import replace_file
 from tabletop_rl.core.policy import Policy
 from tabletop_rl.core.progress import Progress, ignore_interrupt
@@ -50,6 +49,7 @@ from tabletop_rl.train.selfplay import (
     eval_specs,
     hidden_layers,
     hold_threads,
+    init_model,
     knob,
     model_meta,
     network_act,
@@ -82,8 +82,9 @@ class Args:
     epsilon: float = knob(0.1, "share of the later decisions played by a uniform legal move")
     max_plies: int = knob(DEFAULT_MAX_PLIES, "ply cap of a labelled game (a capped game's value target is 0)")
     workers: int = knob(2, "processes labelling games (0: in this process)")
-    init: str = knob("az", "network of the first student and the start of the fit: az (az:default's network), a "
-                           ".pt checkpoint or MaskablePPO .zip, or none: a fresh --net network")
+    init: str = knob("az", "network of the first student and the start of the fit: az (az:default's network), "
+                           "default (ppo:default's), a .pt checkpoint or MaskablePPO .zip, or none: a fresh --net "
+                           "network")
     net: str = knob("256,256", "hidden layer sizes of a fresh network (one from --init keeps its own)")
     epochs: int = knob(10, "passes over the positions in each round's fit")
     batch_size: int = knob(256, "minibatch size")
@@ -117,11 +118,7 @@ def validate_args(args: Args) -> None:
     hidden_layers(args.net)
     for spec in [args.teacher, *eval_specs(args.eval_opponents)]:
         parse_spec(spec, "splendor")  # a bad spec fails now, not after an hour of labelling
-    if args.init == "az" and args.players != 2:
-        raise ValueError(f"--init az is az:default's network, for 2 players; with --players {args.players} start "
-                         "from --init none or a model of that player count (and name a --teacher that plays it)")
-    if args.init not in ("az", "none") and not Path(args.init).is_file():
-        raise ValueError(f"--init: no model at {args.init!r}")
+    init_model(args.init, args.players)
 
 
 # --- labelling ------------------------------------------------------------------------------------
@@ -372,10 +369,10 @@ def train(args: Args) -> Path:
 def _first_network(args: Args, observation_size: int) -> tuple[torch.nn.ModuleDict, list[int], list[int]]:
     """The network of ``--init`` and its policy's and value's hidden layer sizes: az:default's, a saved model's
     (its layer sizes kept), or a fresh ``--net``."""
-    if args.init == "none":
+    path = init_model(args.init, args.players)
+    if path is None:
         hidden = hidden_layers(args.net)
         return build_network(observation_size, hidden, NUM_ACTIONS), hidden, hidden
-    path = default_az_model_path() if args.init == "az" else Path(args.init)
     hidden, value_hidden, weights = warm_start(path, args.players)
     net = build_network(observation_size, hidden, NUM_ACTIONS, value_hidden)
     net.load_state_dict(weights)
