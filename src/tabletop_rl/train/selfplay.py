@@ -30,7 +30,7 @@ from tabletop_rl.envs.splendor_vector import EXTERNAL, GREEDY, RANDOM, SplendorV
 from tabletop_rl.games.splendor.game import SplendorGame
 from tabletop_rl.games.splendor.observe import OBSERVATION_VERSION, observation_size
 
-__all__ = ["SHIPPED_INITS", "EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args",
+__all__ = ["EvalLog", "EvalSettings", "SpecHook", "TrainConfig", "add_arguments", "config_from_args",
            "eval_specs", "evaluate", "hidden_layers", "hold_threads", "init_model", "knob", "load_optimizer",
            "model_meta", "network_act", "numpy_net", "one_cycle", "opponent_kinds", "parse_mix", "rollout_target",
            "summary_writer", "validate", "warm_start"]
@@ -318,7 +318,7 @@ def numpy_net(net: Any) -> Net:
 
 
 #: ``--init`` values that name a shipped 2-player network instead of a file (``none`` starts a fresh network).
-SHIPPED_INITS: dict[str, Callable[[], Path]] = {"default": default_ppo_model_path, "az": default_az_model_path}
+_SHIPPED_INITS: dict[str, Callable[[], Path]] = {"default": default_ppo_model_path, "az": default_az_model_path}
 
 
 def init_model(init: str, players: int) -> Path | None:
@@ -333,11 +333,11 @@ def init_model(init: str, players: int) -> Path | None:
     """
     if init in ("", "none"):
         return None
-    if init in SHIPPED_INITS:
+    if init in _SHIPPED_INITS:
         if players != 2:
             raise ValueError(f"--init {init} is a 2-player network; with --players {players} start from --init none "
                              "or a model of that player count")
-        return SHIPPED_INITS[init]()
+        return _SHIPPED_INITS[init]()
     if not Path(init).is_file():
         raise ValueError(f"--init: no model at {init!r}")
     return Path(init)
