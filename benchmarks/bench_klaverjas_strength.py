@@ -5,7 +5,7 @@ and again as E-W, under both rule sets (default knobs otherwise).
 
 A deal is won by the team with the higher deal score (the makers unless they go nat), a tie counts half.
 Prints, per rule set and overall, A's share of the deals won with its 95% Wilson interval and A's mean
-score difference per deal. Policies see only the acting seat's view (``rules.seat_view``).
+score difference per deal. Policies see only the acting seat's view (``KlaverjasGame.policy_info``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from tabletop_rl.agents import make_policy
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.klaverjas import rules as R
+from tabletop_rl.games.klaverjas.game import KlaverjasGame
 
 
 def play_deal(seed: int, rule_set: str, seats: list) -> np.ndarray:
@@ -27,7 +28,7 @@ def play_deal(seed: int, rule_set: str, seats: list) -> np.ndarray:
     while int(state[R.PHASE]) != R.OVER:
         R.legal_mask(state, mask)
         seat = int(state[R.CURRENT])
-        R.apply_action(state, seats[seat].act(None, mask, {"state": R.seat_view(state, seat), "player": seat}))
+        R.apply_action(state, seats[seat].act(None, mask, KlaverjasGame(state).policy_info(seat)))
     return state
 
 

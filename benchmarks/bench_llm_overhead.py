@@ -65,7 +65,7 @@ def per_move_ms(games: list[SplendorGame], work: Callable[[SplendorGame], object
 
 def act_with(policy: LLMPolicy) -> Callable[[SplendorGame], int]:
     def act(game: SplendorGame) -> int:
-        return policy.act(None, game.legal_mask(), {"game": game, "player": game.current_player})
+        return policy.act(None, game.legal_mask(), game.policy_info(game.current_player))
     return act
 
 

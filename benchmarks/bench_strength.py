@@ -34,7 +34,7 @@ def play_game(task: tuple[str, str, int, bool]) -> dict:
     game = SplendorGame(2, seed=seed)
     while not game.is_over:
         seat = game.current_player
-        game.step(policies[seat].act(game.observe(seat), game.legal_mask(), {"game": game, "player": seat}))
+        game.step(policies[seat].act(game.observe(seat), game.legal_mask(), game.policy_info(seat)))
     seat_a, seat_b = (1, 0) if swap else (0, 1)
     winners = game.winners
     outcome = 0.5 if len(winners) != 1 else float(winners == [seat_a])

@@ -2,13 +2,18 @@
 ``fake_openai_server``) are importable from every test file as top-level modules; Ray, which reads its
 address policy when first imported, binds only to 127.0.0.1 in every test that starts it.
 
-The suite leaves the machine as it found it: hypothesis keeps no example database in the working folder, and
-a test after which ``/dev/null`` is no longer a character device fails, naming itself (a save aimed at the
-device once replaced it with a regular file, which breaks every program on the machine that writes to it)."""
+The suite leaves the machine as it found it: hypothesis keeps no example database in the working folder; every
+temporary file a test or its programs make (``tempfile``'s, a child process's, Ray's session folders, a library's
+logs) goes under one folder of the suite's own, removed when the suite ends, and a run that leaves anything new in
+the machine's temporary folder fails, naming it; a test after which ``/dev/null`` is no longer a character device
+fails, naming itself (a save aimed at the device once replaced it with a regular file, which breaks every program
+on the machine that writes to it)."""
 
 import os
+import shutil
 import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,6 +35,45 @@ LONGEST_FIRST = ("test_cli.py", "test_docs.py", "test_doctests.py", "test_typech
 
 settings.register_profile("no-files", database=None)
 settings.load_profile("no-files")
+
+
+#: What the machine's temporary folder held when the suite started (the controlling process's view).
+_TEMP_BEFORE = pytest.StashKey[set[str]]()
+
+
+def _machine_temp_entries() -> set[str]:
+    # pytest's own numbered folders for tmp_path live there and are pytest's to prune
+    return {name for name in os.listdir(tempfile.gettempdir()) if not name.startswith("pytest-of-")}
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without workers
+        session.config.stash[_TEMP_BEFORE] = _machine_temp_entries()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = session.config.stash.get(_TEMP_BEFORE, None)
+    if before is None:
+        return
+    left = sorted(_machine_temp_entries() - before)
+    if left:
+        folder = tempfile.gettempdir()
+        print(f"\nthe suite left {len(left)} new entries in {folder} (or another program made them meanwhile): "
+              + ", ".join(left[:10]), file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_stay_in_the_suites_folder():
+    """``tempfile`` in this process, and through ``TMPDIR`` every program a test starts (Ray's session folders
+    too), writes under one short folder of the suite's own (Ray's socket paths must stay under 108 bytes), removed
+    at the end."""
+    folder = tempfile.mkdtemp(prefix="tabletop-tests-")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", folder)
+        patch.setattr(tempfile, "tempdir", folder)
+        yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

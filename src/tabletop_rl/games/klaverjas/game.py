@@ -3,8 +3,8 @@
 
 Four seats (N E S W = 0 1 2 3) form two players, the partnerships N-S (seats 0 and 2) and E-W (1 and 3):
 ``player_of(seat) == seat % 2``; one policy plays both seats of its player, and scores, winners and ranks
-are per partnership (by match score). A policy's ``info`` is ``{"state": the seat's view, "player": seat}``:
-the other hands and the dealing RNG are blanked, so no policy can read a hidden card.
+are per partnership (by match score). A policy's ``info`` is ``game.policy_info(seat)``, a ``SeatView`` whose
+game is a copy with the other hands and the dealing RNG blanked, so no policy can read a hidden card.
 
 >>> game = KlaverjasGame.new(seed=3, num_players=2)
 >>> game.pending_seats(), game.num_seats, game.move_name(32), game.move_id("10H")
