@@ -46,6 +46,7 @@ from tabletop_rl.train.splendor_az import (  # noqa: E402
     reanalyse,
     search_again,
     self_play,
+    tempered,
     train,
     validate_args,
     value_targets,
@@ -338,6 +339,36 @@ def test_the_update_step_learns_targets_whose_answer_is_known(augment):
     assert np.mean(np.sign(values) == buffer.data.values) >= 0.97
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.25])
+def test_the_policy_targets_are_trained_on_at_the_target_temperature(monkeypatch, temperature):
+    """``--target-temperature T``: each minibatch target is the buffer's raised to 1/T and renormalised, so below 1
+    the most visited move gains; at 1 the targets are the buffer's as they are."""
+    import tabletop_rl.train.splendor_az as loop
+
+    buffer, target = known_answer(6, seed=4)
+    legal = buffer.data.masks[:6].astype(np.float32)
+    buffer.data.policies[:6] = 0.5 * buffer.data.policies[:6] + 0.5 * legal / legal.sum(axis=1, keepdims=True)
+    soft = {tuple(row): policy.copy() for row, policy in zip(buffer.data.observations[:6], buffer.data.policies[:6])}
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def recorded(net, observations, masks, policies, values):
+        seen.append((observations.numpy(), policies.numpy()))
+        return losses(net, observations, masks, policies, values)
+
+    monkeypatch.setattr(loop, "losses", recorded)
+    net = build_network(observation_size(2), [8], NUM_ACTIONS)
+    learn(net, torch.optim.Adam(net.parameters()), buffer,
+          Args(train_steps=3, batch_size=4, augment="none", target_temperature=temperature), np.random.default_rng(0))
+    for observations, policies in seen:
+        for row, policy in zip(observations, policies):
+            start = soft[tuple(row)]
+            expected = start ** (1 / temperature) / (start ** (1 / temperature)).sum()
+            np.testing.assert_allclose(policy, expected, rtol=1e-5, atol=1e-7)
+            assert policy.max() >= start.max() and np.isclose(policy.sum(), 1)
+    assert len(seen) == 3
+    assert tempered(buffer.data.policies[:1], temperature).argmax() == target[0]
+
+
 def test_augmenting_trains_on_renamings_of_the_buffers_positions(monkeypatch):
     """``--augment colours``: the minibatches hold the buffer's one position under many renamings, the target
     following its colour; ``none`` trains on the position as it is."""
@@ -427,6 +458,7 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"fast_simulations": 8}, "--fast-simulations must be >= 0 and below --simulations"),
     ({"full_share": 0.0}, r"--full-share in \(0, 1\]"),
     ({"root_value_weight": 1.5}, r"--root-value-weight must be in \[0, 1\]"),
+    ({"target_temperature": 0.0}, r"--target-temperature must be in \(0, 10\], got 0.0"),
     ({"root": "uct"}, "--root must be puct or gumbel"),
     ({"value_net": "8,x"}, "--value-net must be comma-separated positive layer sizes"),
     ({"refit_steps": 0}, "--refit-steps must be positive"),

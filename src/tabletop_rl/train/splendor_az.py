@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Args", "Curves", "Positions", "ReplayBuffer", "SelfPlay", "fit_to", "fresh_metrics", "game_seeds",
            "held_out_rows", "kept_states", "learn", "losses", "play_game", "positions_from", "reanalyse", "refit_value",
-           "search_again", "state_rows", "train", "validate_args", "value_targets"]
+           "search_again", "state_rows", "tempered", "train", "validate_args", "value_targets"]
 
 
 # --- the knobs ------------------------------------------------------------------------------------
@@ -100,6 +100,9 @@ class Args:
     considered: int = knob(16, "with --root gumbel, the root moves sequential halving considers")
     root_value_weight: float = knob(0.5, "weight of the search's root value in a searched position's value target "
                                          "(the rest: the game's result; 0: the result alone)")
+    target_temperature: float = knob(1.0, "temperature of the policy target in training: each target's "
+                                          "probabilities raised to 1/T and renormalised (1: the search's as they "
+                                          "are; below 1 sharper, towards its most visited move)")
     reanalyse: int = knob(0, "reanalysis: positions of the replay buffer searched again each iteration by the "
                              "current network, as self-play searches, their policy and value targets replaced "
                              "(0: none)")
@@ -171,6 +174,8 @@ def validate_args(args: Args) -> None:
     if args.root not in ("puct", "gumbel") or args.considered < 2:
         raise ValueError(f"--root must be puct or gumbel and --considered at least 2, got {args.root!r} and "
                          f"{args.considered}")
+    if not 0 < args.target_temperature <= 10:
+        raise ValueError(f"--target-temperature must be in (0, 10], got {args.target_temperature}")
     if not 0 <= args.root_value_weight <= 1:
         raise ValueError(f"--root-value-weight must be in [0, 1], got {args.root_value_weight}")
     if not 0 <= args.value_mix <= 1 or args.rollout_depth < 0:
@@ -609,7 +614,8 @@ def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: Re
         return stats | dict.fromkeys(("loss/policy", "loss/value", "loss/total"), float("nan"))
     for _ in range(args.train_steps):
         idx = rng.integers(buffer.size, size=min(args.batch_size, buffer.size))
-        observations, masks, policies = data.observations[idx], data.masks[idx], data.policies[idx]
+        observations, masks = data.observations[idx], data.masks[idx]
+        policies = tempered(data.policies[idx], args.target_temperature)
         if args.augment == "colours":  # the value target is the same in every renaming
             renamings = rng.integers(len(COLOUR_PERMUTATIONS), size=len(idx))
             observations, masks, policies = permute_colours(observations, masks, policies, renamings)
@@ -622,6 +628,20 @@ def learn(net: torch.nn.ModuleDict, optimizer: torch.optim.Optimizer, buffer: Re
         optimizer.step()
         stats |= {"loss/policy": policy_loss.item(), "loss/value": value_loss.item(), "loss/total": loss.item()}
     return stats
+
+
+def tempered(policies: np.ndarray, temperature: float) -> np.ndarray:
+    """Each row's probabilities raised to ``1 / temperature`` and renormalised (a zero stays zero); the rows
+    themselves at temperature 1.
+
+    >>> tempered(np.array([[0.75, 0.25, 0.0]], np.float32), 0.5).astype(float).round(2).tolist()
+    [[0.9, 0.1, 0.0]]
+    """
+    if temperature == 1:
+        return policies
+    top = policies.max(axis=1, keepdims=True)  # scaled by the row's largest first, so no power underflows to 0/0
+    sharpened = (policies / top) ** np.float32(1 / temperature)
+    return (sharpened / sharpened.sum(axis=1, keepdims=True)).astype(policies.dtype)
 
 
 def fresh_metrics(net: torch.nn.ModuleDict, records: Sequence[Positions]) -> dict[str, float]:
