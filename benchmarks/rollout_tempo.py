@@ -1,16 +1,16 @@
-"""What a greedy rollout of d turns does to the evaluation the ``az`` and ``mcts`` searches' blend reads at a leaf.
-Prints one table; never part of the test suite.
+"""What a greedy rollout of d turns does to greedy's evaluation at a search's leaf (the ``az`` blend's rollout
+half). Prints one table; never part of the test suite.
 
     python benchmarks/rollout_tempo.py                    # 2,000 plies of greedy games, depths 0-6
     python benchmarks/rollout_tempo.py --plies 4000 --depths 8 --seed 1
 
 From each main-phase position of greedy games (its hidden cards re-dealt for the seat to move, "the mover"),
 greedy plays d more turns and the searches' reward (``rewards_into``: the logistic squashing of the mover's
-evaluation lead over its best opponent) is read for the mover, as the blend reads it at a leaf with
+evaluation lead over its best opponent) is read for the mover, as the ``az`` blend reads it at a leaf with
 ``rollout_depth=d``. The same re-dealt position is then played out by greedy to the end, and that result (1 a
 win, 0 a loss, 1/2 a draw) is what each depth's evaluation is scored against. Columns: the mean evaluation
-with its 95% interval, its mean difference from depth 0 with that difference's interval (a tempo bias: an
-odd number of turns leaves the mover's opponent to move, having just spent a turn), and the squared error
+with its 95% interval, its mean difference from depth 0 with that difference's interval (a tempo bias: after an
+odd number of turns the mover has just moved and its opponent's reply is still to come), and the squared error
 (Brier score) against the played-out result, with its interval.
 """
 
