@@ -22,6 +22,7 @@ import numpy as np
 from bench_puct import positions
 
 from tabletop_rl.agents.search.splendor import result_shares, rewards_into, rollout
+from tabletop_rl.core.stats import Z95
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.baselines import DEFAULT_GREEDY_WEIGHTS
 from tabletop_rl.ui.bench import print_markdown
@@ -63,7 +64,7 @@ def evaluations(plies: int, depths: int, seed: int) -> tuple[np.ndarray, np.ndar
 
 def interval(values: np.ndarray) -> str:
     """The mean of ``values`` with its normal 95% interval."""
-    half = 1.96 * values.std(ddof=1) / np.sqrt(len(values))
+    half = Z95 * values.std(ddof=1) / np.sqrt(len(values))
     return f"{values.mean():.3f} [{values.mean() - half:.3f}, {values.mean() + half:.3f}]"
 
 
