@@ -463,6 +463,8 @@ def test_the_command_trains_with_search(tmp_path, monkeypatch, capsys):
     ({"value_net": "8,x"}, "--value-net must be comma-separated positive layer sizes"),
     ({"refit_steps": 0}, "--refit-steps must be positive"),
     ({"min_buffer": -1}, "--min-buffer must be >= 0"),
+    ({"opponents": "greedy,nobody"}, "nobody"),
+    ({"opponents": "greedy", "opponent_share": 0.0}, r"--opponent-share must be in \(0, 1\], got 0.0"),
     ({"min_buffer": 100_001}, "--min-buffer must be at most --buffer"),
 ])
 def test_bad_settings_are_one_line_errors(tmp_path, changes, message):
@@ -516,6 +518,45 @@ def test_playout_cap_randomisation_records_only_the_full_searches(monkeypatch):
         assert np.isclose(policy.sum(), 1) and not policy[~mask].any()
     again = play_game(net, 5, SelfPlay(2, 16, 1.5, 0.3, 0.25, 4, 200, fast_simulations=4, full_share=0.3))
     np.testing.assert_array_equal(capped.policies, again.policies)  # the draws come from the game's seed
+
+
+def test_a_game_against_an_opponent_records_only_the_searching_seat(monkeypatch):
+    """With ``opponents``, a game drawn to be played against one of them has that policy in every other seat: the
+    search is asked only at the searching seat's turns, the records are that seat's, and its results score it.
+    Which games, which opponent and which seat come from the game's seed."""
+    import tabletop_rl.train.splendor_az as loop
+
+    asked, built = [], []
+
+    class Spy(loop.PUCTPolicy):
+        def act(self, observation, mask, info):
+            asked.append(info.seat)
+            return super().act(observation, mask, info)
+
+    real_make = loop.make_policy
+
+    def spy_make(spec, game, seed=None):
+        built.append(spec)
+        return real_make(spec, game, seed=seed)
+
+    monkeypatch.setattr(loop, "PUCTPolicy", Spy)
+    monkeypatch.setattr(loop, "make_policy", spy_make)
+    net = random_net((8,), seed=0)
+    setup = SelfPlay(2, 8, 1.5, 0.3, 0.25, 4, 200, opponents=("greedy", "random"), opponent_share=1.0)
+    searchers = set()
+    for seed in range(6):
+        asked.clear()
+        positions = play_game(net, seed, setup)
+        searcher = {int(s) for s in positions.seats}
+        assert len(searcher) == 1 and set(asked) <= searcher  # forced moves are recorded without a search
+        assert set(positions.results.tolist()) <= {-1.0, 0.0, 1.0}
+        searchers |= searcher
+        again = play_game(net, seed, setup)
+        np.testing.assert_array_equal(positions.observations, again.observations)
+    assert searchers == {0, 1} and set(built) == {"greedy", "random"}  # both seats, both opponents, over 6 games
+    built.clear()
+    everyone = play_game(net, 0, SelfPlay(2, 8, 1.5, 0.3, 0.25, 4, 200, opponents=("greedy",), opponent_share=1e-9))
+    assert not built and set(everyone.seats.tolist()) == {0, 1}  # a share this small draws no opponent
 
 
 def test_root_value_targets_mix_the_searchs_value_with_the_result(monkeypatch):

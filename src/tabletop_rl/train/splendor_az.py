@@ -46,6 +46,7 @@ from tabletop_rl.agents.ppo import (
 from tabletop_rl.agents.search.splendor_puct import Net, PUCTPolicy
 from tabletop_rl.core.files import replace_file, shown_path
 from tabletop_rl.core.game import SeatView
+from tabletop_rl.core.policy import Policy
 from tabletop_rl.core.progress import Progress, ignore_interrupt
 from tabletop_rl.core.stats import wilson_interval
 from tabletop_rl.games.splendor.game import SplendorGame, check_max_plies
@@ -106,6 +107,10 @@ class Args:
     reanalyse: int = knob(0, "reanalysis: positions of the replay buffer searched again each iteration by the "
                              "current network, as self-play searches, their policy and value targets replaced "
                              "(0: none)")
+    opponents: str = knob("", "comma-separated policy specs (split as --eval-opponents is) that take every seat but "
+                          "the searching one in --opponent-share of the self-play games, each such game's opponent "
+                          "drawn from the list; only the searching seat's positions are recorded")
+    opponent_share: float = knob(0.25, "with --opponents, the share of self-play games played against one of them")
     noise_alpha: float = knob(0.3, "Dirichlet alpha of the root noise in self-play (0: no noise)")
     noise_fraction: float = knob(0.25, "weight of the root noise in the root's priors")
     temperature_plies: int = knob(8, "plies of each game played at temperature 1 (moves drawn in proportion to "
@@ -185,7 +190,9 @@ def validate_args(args: Args) -> None:
     hidden_layers(args.net)
     if args.value_net:
         hidden_layers(args.value_net, "--value-net")
-    for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent]:
+    if not 0 < args.opponent_share <= 1:
+        raise ValueError(f"--opponent-share must be in (0, 1], got {args.opponent_share}")
+    for spec in [*eval_specs(args.eval_opponents), args.eval_search_opponent, *eval_specs(args.opponents)]:
         parse_spec(spec, "splendor")  # a bad spec fails now, not at the first evaluation
     if args.resume and not Path(args.resume).is_file():
         raise ValueError(f"--resume: no model at {args.resume!r}")
@@ -211,12 +218,15 @@ class SelfPlay:
     root_value_weight: float = 0.0
     root: str = "puct"
     considered: int = 16
+    opponents: tuple[str, ...] = ()
+    opponent_share: float = 0.0
 
     @classmethod
     def of(cls, args: Args) -> SelfPlay:
         return cls(args.players, args.simulations, args.c, args.noise_alpha, args.noise_fraction,
                    args.temperature_plies, args.max_plies, args.value_mix, args.rollout_depth,
-                   args.fast_simulations, args.full_share, args.root_value_weight, args.root, args.considered)
+                   args.fast_simulations, args.full_share, args.root_value_weight, args.root, args.considered,
+                   tuple(eval_specs(args.opponents)), args.opponent_share)
 
 
 class Positions(NamedTuple):
@@ -251,14 +261,20 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
     """One self-play game, every seat played by the same search; its positions with their targets. With playout
     cap randomisation (``fast_simulations``) a move is searched in full, with root noise, at a ``full_share`` of
     decisions drawn from the game's seed, and only those positions are recorded: the short searches play the
-    other moves faster, so a CPU-second yields more games and more independent results."""
+    other moves faster, so a CPU-second yields more games and more independent results. In a game drawn to be
+    played against one of ``opponents``, that policy takes every seat but the searching one, and only the
+    searching seat's positions are recorded."""
     game = SplendorGame(setup.players, seed=seed, max_plies=setup.max_plies)
     search = _self_play_search(net, seed, setup)
     caps = np.random.default_rng([seed, 1])
+    opponent, searcher = _opponent(seed, setup)
     observations, masks, policies, seats, roots, states = [], [], [], [], [], []
     while not game.is_over:
         seat, mask = game.current_player, game.legal_mask()
         observation, info = game.observe(seat), game.policy_info(seat)
+        if opponent is not None and seat != searcher:
+            game.step(opponent.act(observation, mask, info))
+            continue
         if mask.sum() == 1:  # a forced move (e.g. a lone token return): nothing to search, the target is certain
             action, visits, root = int(np.argmax(mask)), mask.astype(np.float32), np.nan
         else:
@@ -281,6 +297,16 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
     values = np.where(np.isnan(roots), results, _value_target(results, np.array(roots, np.float32), setup))
     return Positions(np.array(observations, np.float32), np.array(masks, bool), np.array(policies, np.float32),
                      seat_array, values.astype(np.float32), results, state_rows(states))
+
+
+def _opponent(seed: int, setup: SelfPlay) -> tuple[Policy | None, int]:
+    """The opponent a game is drawn to be played against, and the searching seat; ``(None, -1)`` for a game of
+    the search in every seat. Drawn from the game's seed alone, so a worker process plays the same game."""
+    draw = np.random.default_rng([seed, 2])
+    if not setup.opponents or draw.random() >= setup.opponent_share:
+        return None, -1
+    spec = setup.opponents[int(draw.integers(len(setup.opponents)))]
+    return make_policy(spec, "splendor", seed=seed), int(draw.integers(setup.players))
 
 
 def _self_play_search(net: Net, seed: int, setup: SelfPlay) -> PUCTPolicy:
