@@ -302,8 +302,10 @@ def play_game(net: Net, seed: int, setup: SelfPlay) -> Positions:
 def _opponent(seed: int, setup: SelfPlay) -> tuple[Policy | None, int]:
     """The opponent a game is drawn to be played against, and the searching seat; ``(None, -1)`` for a game of
     the search in every seat. Drawn from the game's seed alone, so a worker process plays the same game."""
+    if not setup.opponents:  # the default: no draw to make
+        return None, -1
     draw = np.random.default_rng([seed, 2])
-    if not setup.opponents or draw.random() >= setup.opponent_share:
+    if draw.random() >= setup.opponent_share:
         return None, -1
     spec = setup.opponents[int(draw.integers(len(setup.opponents)))]
     return make_policy(spec, "splendor", seed=seed), int(draw.integers(setup.players))
