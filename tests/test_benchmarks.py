@@ -1,4 +1,5 @@
-"""The strength benchmarks whose commands the docs show run as written, at a tiny size, and print their tables."""
+"""The strength benchmarks whose commands the docs show run as written, at a tiny size, and print their tables;
+the fit check's shared network is built as its table names it."""
 
 from __future__ import annotations
 
