@@ -3,13 +3,13 @@ the fit check's shared network is built as its table names it."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 
 import pytest
 
+from benchmark_scripts import load_benchmark
 from doc_blocks import ROOT
 
 
@@ -48,11 +48,7 @@ def test_the_fit_check_s_shared_network_has_one_trunk_under_both_heads():
     """``az_fit_check --shared`` fits a network whose value head reads the policy's hidden layers: the two heads
     hold one set of trunk weights (so training the value moves the policy), and only the value head is its own."""
     torch = pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("az_fit_check", ROOT / "benchmarks" / "az_fit_check.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    net = module.shared_network(312, [16, 8])
+    net = load_benchmark("az_fit_check").shared_network(312, [16, 8])
     policy_weights = sum(p.numel() for p in net["pi"].parameters())
     assert sum(p.numel() for p in net.parameters()) == policy_weights + 8 + 1
     x = torch.rand(4, 312)

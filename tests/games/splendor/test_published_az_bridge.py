@@ -5,7 +5,6 @@ repository root (where docs/benchmarks.md clones it); the tests that need it are
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmark_scripts import load_benchmark
 from positions import position
 from tabletop_rl.games.splendor import rules as R
 from tabletop_rl.games.splendor.actions import move_id
@@ -23,15 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 REPO = Path(os.environ.get("TABLETOP_AZ_GENERAL", ROOT / "peers" / "alpha-zero-general"))
 
 
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("bench_published_az", ROOT / "benchmarks" / "bench_published_az.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_benchmark("bench_published_az")
 CARDS, _ = R.tables()
 WHITE, BLUE, GREEN = (R.COLOURS.index(c) for c in ("white", "blue", "green"))
 
